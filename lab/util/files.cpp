@@ -1,0 +1,76 @@
+#include "util/files.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "util/error.hpp"
+
+namespace smtlab {
+
+std::string read_file(const std::filesystem::path& file, size_t max_bytes) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error("cannot read " + file.string() + ": " + std::strerror(errno));
+  std::string out;
+  char buf[65536];
+  while (in) {
+    in.read(buf, sizeof buf);
+    out.append(buf, static_cast<size_t>(in.gcount()));
+    if (out.size() > max_bytes)
+      throw Error(file.string() + " is larger than " + std::to_string(max_bytes) + " bytes");
+  }
+  return out;
+}
+
+static void write_all(int fd, const std::string& data, const std::filesystem::path& file) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int e = errno;
+      ::close(fd);
+      throw Error("cannot write " + file.string() + ": " + std::strerror(e),
+                  e == ENOSPC ? "the disk is full: free space and run again (with --resume)" : "");
+    }
+    off += static_cast<size_t>(n);
+  }
+}
+
+void write_file_atomic(const std::filesystem::path& file, const std::string& content) {
+  std::random_device rd;
+  auto tmp = file;
+  tmp += ".tmp." + std::to_string(getpid()) + "." + std::to_string(rd());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot create " + tmp.string() + ": " + std::strerror(errno));
+  try {
+    write_all(fd, content, file);
+  } catch (...) {
+    std::filesystem::remove(tmp);
+    throw;
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int e = errno;
+    std::filesystem::remove(tmp);
+    throw Error("cannot write " + file.string() + ": " + std::strerror(e));
+  }
+  if (::rename(tmp.c_str(), file.c_str()) != 0) {
+    int e = errno;
+    std::filesystem::remove(tmp);
+    throw Error("cannot publish " + file.string() + ": " + std::strerror(e));
+  }
+}
+
+void append_line_durable(const std::filesystem::path& file, const std::string& line) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot open " + file.string() + ": " + std::strerror(errno));
+  write_all(fd, line + "\n", file);
+  ::fdatasync(fd);
+  ::close(fd);
+}
+
+}  // namespace smtlab

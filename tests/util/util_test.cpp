@@ -1,0 +1,58 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/process.hpp"
+#include "util/sha256.hpp"
+
+using namespace smtlab;
+
+TEST_CASE("sha256 matches the published test vectors") {
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST_CASE("field hashing keeps field boundaries apart") {
+  CHECK(Sha256().field("a", "bc").hex() != Sha256().field("ab", "c").hex());
+}
+
+TEST_CASE("run_process passes arguments verbatim, without a shell") {
+  auto r = run_process({"printf", "%s|", "$(id)", "a b", "'q'"});
+  REQUIRE(r.ok());
+  CHECK(r.out == "$(id)|a b|'q'|");
+}
+
+TEST_CASE("run_checked names the command and its stderr on failure") {
+  try {
+    run_checked({"sh", "-c", "echo boom >&2; exit 3"});
+    FAIL("no exception");
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    CHECK(msg.find("exited with status 3") != std::string::npos);
+    CHECK(msg.find("boom") != std::string::npos);
+  }
+}
+
+TEST_CASE("run_process kills a command that outlives its timeout") {
+  ProcessOptions o;
+  o.timeout = std::chrono::milliseconds(200);
+  auto r = run_process({"sleep", "10"}, o);
+  CHECK(r.timed_out);
+  CHECK_FALSE(r.ok());
+}
+
+TEST_CASE("shell_quote quotes what a shell would interpret") {
+  CHECK(shell_quote({"qemu-img", "create", "a b", "it's"}) == "qemu-img create 'a b' 'it'\\''s'");
+}
+
+TEST_CASE("write_file_atomic replaces the whole content") {
+  auto dir = std::filesystem::temp_directory_path() / "smtlab-util-test";
+  std::filesystem::create_directories(dir);
+  write_file_atomic(dir / "f", "old");
+  write_file_atomic(dir / "f", "new content");
+  CHECK(read_file(dir / "f") == "new content");
+  CHECK_THROWS_AS(read_file(dir / "f", 3), Error);
+  std::filesystem::remove_all(dir);
+}
