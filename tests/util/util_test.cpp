@@ -56,3 +56,14 @@ TEST_CASE("write_file_atomic replaces the whole content") {
   CHECK_THROWS_AS(read_file(dir / "f", 3), Error);
   std::filesystem::remove_all(dir);
 }
+
+#include "util/cpulist.hpp"
+
+TEST_CASE("CPU lists parse and format like sysfs") {
+  CHECK(parse_cpulist("0-3,8,10-11\n") == std::vector<int>{0, 1, 2, 3, 8, 10, 11});
+  CHECK(parse_cpulist("").empty());
+  CHECK(format_cpulist({5, 0, 1, 2, 2}) == "0-2,5");
+  CHECK_THROWS_AS(parse_cpulist("3-1"), Error);
+  CHECK_THROWS_AS(parse_cpulist("a"), Error);
+  CHECK_THROWS_AS(parse_cpulist("0-99999"), Error);
+}
