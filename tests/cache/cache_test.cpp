@@ -1,0 +1,215 @@
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "cache/cache.hpp"
+#include "util/files.hpp"
+
+namespace fs = std::filesystem;
+using smtlab::cache::Cache;
+using smtlab::cache::Verify;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("smtlab-cache-test-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void put(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+}  // namespace
+
+TEST_CASE("a built entry is published and then hit") {
+  Cache cache(fresh_dir("hit"));
+  int builds = 0;
+  auto build = [&](const fs::path& tmp) {
+    ++builds;
+    put(tmp / "a.txt", "alpha");
+    put(tmp / "sub/b.bin", std::string(3000, 'b'));
+    fs::create_symlink("a.txt", tmp / "link");
+  };
+  auto e1 = cache.get_or_build("thing", "k1", "first thing", build);
+  CHECK_FALSE(e1.hit);
+  CHECK(e1.size == 3005);
+  CHECK(smtlab::read_file(e1.dir / "sub/b.bin").size() == 3000);
+  auto e2 = cache.get_or_build("thing", "k1", "first thing", build);
+  CHECK(e2.hit);
+  CHECK(e2.dir == e1.dir);
+  CHECK(builds == 1);
+  auto listed = cache.list();
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].name == "first thing");
+  CHECK(listed[0].size == 3005);
+  CHECK_FALSE(fs::exists(cache.root() / "tmp" / "thing-k1"));
+}
+
+TEST_CASE("a failed build leaves nothing published and no temp dir") {
+  Cache cache(fresh_dir("fail"));
+  CHECK_THROWS(cache.get_or_build("thing", "k", "x", [](const fs::path& tmp) {
+    put(tmp / "half", "half");
+    throw std::runtime_error("boom");
+  }));
+  CHECK_FALSE(cache.lookup("thing", "k"));
+  CHECK(fs::is_empty(cache.root() / "tmp"));
+}
+
+TEST_CASE("a damaged entry is detected, removed and rebuilt") {
+  Cache cache(fresh_dir("damage"));
+  int builds = 0;
+  auto build = [&](const fs::path& tmp) {
+    ++builds;
+    put(tmp / "small", "0123456789");
+    put(tmp / "big", std::string((2 << 20) + 7, 'x'));  // above the quick-hash threshold
+  };
+  auto e = cache.get_or_build("k", "key1", "n", build);
+
+  SECTION("truncated file (size mismatch)") {
+    fs::resize_file(e.dir / "big", 100);
+  }
+  SECTION("same size, other bytes, in a small file (hashed on every lookup)") {
+    put(e.dir / "small", "0123456780");
+  }
+  SECTION("missing file") {
+    fs::remove(e.dir / "small");
+  }
+  SECTION("garbage entry.json") {
+    put(e.dir / "entry.json", "{not json");
+  }
+  CHECK_FALSE(cache.lookup("k", "key1"));
+  CHECK_FALSE(fs::exists(e.dir));
+  auto again = cache.get_or_build("k", "key1", "n", build);
+  CHECK_FALSE(again.hit);
+  CHECK(builds == 2);
+  CHECK(smtlab::read_file(again.dir / "small") == "0123456789");
+  CHECK(cache.get_or_build("k", "key1", "n", build).hit);
+}
+
+TEST_CASE("same-size corruption of a large file is found by a full verification") {
+  Cache cache(fresh_dir("full"));
+  auto e = cache.get_or_build("k", "key", "n", [](const fs::path& tmp) {
+    put(tmp / "big", std::string((2 << 20), 'x'));
+  });
+  {
+    std::fstream f(e.dir / "big", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(12345);
+    f.put('y');
+  }
+  CHECK(cache.lookup("k", "key", Verify::quick));  // sizes only for big files
+  CHECK_FALSE(cache.lookup("k", "key", Verify::full));
+  CHECK_FALSE(fs::exists(e.dir));
+}
+
+TEST_CASE("two processes racing for one key: one builds, the other waits and hits") {
+  const fs::path root = fresh_dir("race");
+  const fs::path counter = root / "builds.log";
+  auto build = [&](const fs::path& tmp) {
+    std::ofstream(counter, std::ios::app) << getpid() << "\n";
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    put(tmp / "out", "built by " + std::to_string(getpid()));
+  };
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    int rc = 3;
+    try {
+      Cache c(root);
+      auto e = c.get_or_build("race", "same", "r", build);
+      rc = e.hit ? 1 : 0;
+    } catch (...) {
+    }
+    _exit(rc);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the child take the lock
+  Cache cache(root);
+  auto e = cache.get_or_build("race", "same", "r", build);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  const int child_hit = WEXITSTATUS(status);
+  REQUIRE(child_hit != 3);
+  // Exactly one of the two built; the other hit the published entry.
+  CHECK(child_hit + (e.hit ? 1 : 0) == 1);
+  auto log = smtlab::read_file(counter);
+  CHECK(std::count(log.begin(), log.end(), '\n') == 1);
+  CHECK(smtlab::read_file(e.dir / "out").rfind("built by ", 0) == 0);
+}
+
+TEST_CASE("two threads racing for one key build once") {
+  Cache cache(fresh_dir("threads"));
+  std::atomic<int> builds{0};
+  auto build = [&](const fs::path& tmp) {
+    ++builds;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    put(tmp / "out", "x");
+  };
+  std::atomic<int> hits{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&] {
+      Cache c(cache.root());
+      if (c.get_or_build("t", "same", "t", build).hit) ++hits;
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(builds == 1);
+  CHECK(hits == 2);
+}
+
+TEST_CASE("gc removes unused entries, entries over the budget and stale temp dirs") {
+  Cache cache(fresh_dir("gc"));
+  auto mk = [&](const std::string& key, size_t bytes) {
+    return cache.get_or_build("g", key, key, [&](const fs::path& tmp) { put(tmp / "f", std::string(bytes, 'z')); });
+  };
+  auto old = mk("old", 100);
+  auto mid = mk("mid", 1000);
+  auto fresh = mk("fresh", 1000);
+  // Pretend "old" was last used 30 days ago and "mid" 2 days ago.
+  auto set_used = [](const fs::path& p, int days) {
+    fs::last_write_time(p, fs::file_time_type::clock::now() - std::chrono::hours(24 * days));
+  };
+  set_used(old.dir / "entry.json", 30);
+  set_used(mid.dir / "entry.json", 2);
+  fs::create_directories(cache.root() / "tmp" / "g-dead.999999999.0");  // no such pid
+
+  smtlab::cache::GcOptions dry;
+  dry.unused_days = 14;
+  dry.dry_run = true;
+  auto r0 = cache.gc(dry);
+  CHECK(r0.removed.size() == 1);
+  CHECK(fs::exists(old.dir));
+
+  smtlab::cache::GcOptions opt;
+  opt.unused_days = 14;
+  auto r1 = cache.gc(opt);
+  REQUIRE(r1.removed.size() == 1);
+  CHECK(r1.removed[0].key == "old");
+  CHECK_FALSE(fs::exists(old.dir));
+  CHECK(r1.removed_tmp.size() == 1);
+  CHECK_FALSE(fs::exists(cache.root() / "tmp" / "g-dead.999999999.0"));
+
+  smtlab::cache::GcOptions budget;
+  budget.max_bytes = 1500;  // only one of the two 1000-byte entries fits: the older use goes
+  auto r2 = cache.gc(budget);
+  REQUIRE(r2.removed.size() == 1);
+  CHECK(r2.removed[0].key == "mid");
+  CHECK(fs::exists(fresh.dir));
+  CHECK(r2.kept_bytes == 1000);
+}
+
+TEST_CASE("keys that could escape the cache are refused") {
+  Cache cache(fresh_dir("keys"));
+  CHECK_THROWS(cache.lookup("k", "../etc"));
+  CHECK_THROWS(cache.lookup("k", "a/b"));
+  CHECK_THROWS(cache.lookup("", "a"));
+}
