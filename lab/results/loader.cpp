@@ -1,0 +1,201 @@
+#include "results/loader.hpp"
+
+#include <cmath>
+#include <fstream>
+
+#include "results/cell_id.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace smtlab::results {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string RunResults::name() const {
+  fs::path d = dir;
+  if (d.filename().empty()) d = d.parent_path();
+  return d.filename().string();
+}
+
+namespace {
+
+std::string str_or(const json& j, const char* key, std::string fallback = {}) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return fallback;
+  return it->get<std::string>().substr(0, 4096);
+}
+
+double num_or(const json& j, const char* key, double fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return fallback;
+  double v = it->get<double>();
+  return std::isfinite(v) ? v : fallback;
+}
+
+int int_or(const json& j, const char* key, int fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) return fallback;
+  auto v = it->get<long long>();
+  if (v < -1000000 || v > 1000000) return fallback;
+  return static_cast<int>(v);
+}
+
+class Loader {
+ public:
+  Loader(RunResults& run, const LoadLimits& limits) : run_(run), limits_(limits) {}
+
+  void warn(const std::string& message) {
+    if (run_.warnings.size() < limits_.max_warnings) run_.warnings.push_back(message);
+    else if (run_.warnings.size() == limits_.max_warnings) run_.warnings.push_back("(more problems not listed)");
+  }
+
+  // Calls parse(json) for each line; counts lines that do not parse or that parse() rejects.
+  template <class F>
+  void each_line(CellResult& cell, const fs::path& file, F parse) {
+    std::error_code ec;
+    if (!fs::exists(file, ec)) return;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      warn("cannot read " + file.string());
+      return;
+    }
+    std::string line;
+    size_t total = 0, lineno = 0, bad = 0;
+    std::string first_bad;
+    while (true) {
+      line.clear();
+      bool too_long = false;
+      char c;
+      bool any = false;
+      while (in.get(c)) {
+        any = true;
+        if (c == '\n') break;
+        if (line.size() < limits_.max_line_bytes) line.push_back(c);
+        else too_long = true;
+        ++total;
+      }
+      if (!any) break;
+      ++lineno;
+      if (total > limits_.max_file_bytes) {
+        warn(file.string() + ": larger than " + std::to_string(limits_.max_file_bytes) + " bytes; the rest is ignored");
+        break;
+      }
+      if (line.empty() && !too_long) continue;
+      bool ok = false;
+      if (!too_long) {
+        json j = json::parse(line, nullptr, false);
+        if (!j.is_discarded() && j.is_object()) ok = parse(j);
+      }
+      if (!ok) {
+        ++bad;
+        if (first_bad.empty()) first_bad = std::to_string(lineno);
+      }
+    }
+    if (bad) {
+      cell.skipped_lines += bad;
+      warn(file.string() + ": skipped " + std::to_string(bad) + " corrupt or invalid line(s) (first: line " +
+           first_bad + ")");
+    }
+  }
+
+ private:
+  RunResults& run_;
+  const LoadLimits& limits_;
+};
+
+bool parse_sample(const json& j, Sample& s) {
+  auto metric = j.find("metric");
+  auto value = j.find("value");
+  if (metric == j.end() || !metric->is_string() || value == j.end() || !value->is_number()) return false;
+  s.metric = metric->get<std::string>();
+  if (s.metric.empty() || s.metric.size() > 128) return false;
+  s.value = value->get<double>();
+  if (!std::isfinite(s.value)) return false;
+  s.vm = int_or(j, "vm", 0);
+  s.iteration = int_or(j, "iteration", 0);
+  auto w = j.find("warmup");
+  if (w != j.end() && !w->is_boolean()) return false;
+  s.warmup = w != j.end() && w->get<bool>();
+  s.unit = str_or(j, "unit");
+  s.better = str_or(j, "better", "lower");
+  if (s.better != "lower" && s.better != "higher") return false;
+  return true;
+}
+
+bool parse_monitor(const json& j, MonitorRecord& m) {
+  m.monitor = str_or(j, "monitor");
+  if (m.monitor.empty()) return false;
+  m.vm = int_or(j, "vm", 0);
+  m.t = num_or(j, "t", NAN);
+  auto v = j.find("values");
+  if (v != j.end() && v->is_object())
+    for (auto it = v->begin(); it != v->end(); ++it)
+      if (it->is_number() && std::isfinite(it->get<double>())) m.values[it.key()] = it->get<double>();
+  m.raw = j;
+  return true;
+}
+
+}  // namespace
+
+RunResults load_results(const fs::path& dir, const LoadLimits& limits) {
+  RunResults run;
+  run.dir = dir;
+  fs::path file = dir / "manifest.json";
+  if (!fs::exists(file))
+    throw Error(dir.string() + " is not a results directory (no manifest.json)",
+                "pass the directory that `smtlab run -o DIR` wrote");
+  run.manifest = json::parse(read_file(file, limits.max_manifest_bytes), nullptr, false);
+  if (run.manifest.is_discarded() || !run.manifest.is_object())
+    throw Error(file.string() + " is not valid JSON", "the run was damaged; re-run it or restore the file");
+  if (run.manifest.contains("schema") && run.manifest["schema"].is_number_integer() &&
+      run.manifest["schema"].get<int>() > kSchemaVersion)
+    throw Error(file.string() + " uses results schema " + run.manifest["schema"].dump() +
+                    ", newer than this smtlab understands (" + std::to_string(kSchemaVersion) + ")",
+                "use a newer smtlab");
+  Loader loader(run, limits);
+  const json& cells = run.manifest.contains("cells") ? run.manifest["cells"] : json::array();
+  if (!cells.is_array()) throw Error(file.string() + ": \"cells\" is not an array");
+  int index = 0;
+  for (const json& entry : cells) {
+    CellResult cell;
+    if (!entry.is_object() || !valid_cell_id(str_or(entry, "id"))) {
+      loader.warn(file.string() + ": cell " + std::to_string(index) + " has no valid id; ignored");
+      ++index;
+      continue;
+    }
+    cell.id = str_or(entry, "id");
+    cell.index = int_or(entry, "index", index);
+    cell.variant = str_or(entry, "variant");
+    cell.kernel = str_or(entry, "kernel");
+    cell.topology = str_or(entry, "topology");
+    cell.benchmark = str_or(entry, "benchmark");
+    cell.kind = str_or(entry, "kind", cell.benchmark);
+    cell.status = str_or(entry, "status", "pending");
+    cell.error = str_or(entry, "error");
+    cell.wall_s = num_or(entry, "wall_s", -1);
+    cell.bench_s = num_or(entry, "bench_s", -1);
+    cell.vms = int_or(entry, "vms", 1);
+    cell.guest_topology = entry.contains("guest_topology") ? entry["guest_topology"] : json();
+    cell.entry = entry;
+    fs::path cdir = dir / "cells" / cell.id;
+    loader.each_line(cell, cdir / "samples.jsonl", [&](const json& j) {
+      Sample s;
+      if (!parse_sample(j, s)) return false;
+      cell.samples.push_back(std::move(s));
+      return true;
+    });
+    loader.each_line(cell, cdir / "monitor.jsonl", [&](const json& j) {
+      MonitorRecord m;
+      if (!parse_monitor(j, m)) return false;
+      cell.monitors.push_back(std::move(m));
+      return true;
+    });
+    run.skipped_lines += cell.skipped_lines;
+    run.cells.push_back(std::move(cell));
+    ++index;
+  }
+  return run;
+}
+
+}  // namespace smtlab::results

@@ -1,0 +1,70 @@
+#pragma once
+// Reading a results directory back, defensively: bounded reads; a corrupt, oversized or invalid
+// line is skipped and counted (never fatal); only an unreadable manifest is an error.
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace smtlab::results {
+
+struct Sample {
+  int vm = 0;
+  int iteration = 0;
+  bool warmup = false;
+  std::string metric;
+  double value = 0;
+  std::string unit;
+  std::string better = "lower";  // "lower" | "higher"
+  bool higher_is_better() const { return better == "higher"; }
+};
+
+struct MonitorRecord {
+  int vm = 0;
+  std::string monitor;                   // "vmstat", "schedstat", "cpu_busy", ...
+  double t = 0;                          // seconds since the first measured iteration began
+  std::map<std::string, double> values;  // the numeric members of "values"
+  nlohmann::json raw;                    // the whole record as written
+};
+
+struct CellResult {
+  std::string id;
+  int index = 0;
+  std::string variant, kernel, topology, benchmark, kind;
+  std::string status = "pending";  // pending | running | ok | failed
+  std::string error;
+  double wall_s = -1;   // -1: not recorded
+  double bench_s = -1;  // -1: not recorded
+  int vms = 1;
+  nlohmann::json guest_topology;  // as the guests reported it (array, one per VM), or null
+  nlohmann::json entry;           // the cell's manifest entry as written
+  std::vector<Sample> samples;
+  std::vector<MonitorRecord> monitors;
+  size_t skipped_lines = 0;  // corrupt or invalid lines in this cell's files
+  std::string column() const { return variant + "-" + topology; }
+};
+
+struct RunResults {
+  std::filesystem::path dir;
+  nlohmann::json manifest;
+  std::vector<CellResult> cells;  // manifest order (= plan order)
+  size_t skipped_lines = 0;       // total over all cells
+  std::vector<std::string> warnings;  // one line per problem found while loading
+  // The run's name for tables: the directory name.
+  std::string name() const;
+};
+
+struct LoadLimits {
+  size_t max_manifest_bytes = 64 << 20;
+  size_t max_line_bytes = 64 << 10;       // the protocol's record limit
+  size_t max_file_bytes = size_t(1) << 30;  // per jsonl file; the rest is ignored (and warned)
+  size_t max_warnings = 50;
+};
+
+// Throws smtlab::Error when dir has no readable manifest.json (what, where, what to do).
+RunResults load_results(const std::filesystem::path& dir, const LoadLimits& limits = {});
+
+}  // namespace smtlab::results

@@ -1,0 +1,167 @@
+#include "results/writer.hpp"
+
+#include <set>
+
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace smtlab::results {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::set<std::string> kStatuses = {"pending", "running", "ok", "failed"};
+
+void check_manifest_cells(const json& manifest, const fs::path& where) {
+  if (!manifest.is_object()) throw Error(where.string() + ": the manifest is not a JSON object");
+  if (!manifest.contains("cells") || !manifest["cells"].is_array())
+    throw Error(where.string() + ": the manifest has no \"cells\" array");
+  std::set<std::string> seen;
+  for (const auto& cell : manifest["cells"]) {
+    if (!cell.is_object() || !cell.contains("id") || !cell["id"].is_string())
+      throw Error(where.string() + ": a cell in the manifest has no string \"id\"");
+    std::string id = cell["id"].get<std::string>();
+    check_cell_id(id);
+    if (!seen.insert(id).second) throw Error(where.string() + ": cell id '" + id + "' appears twice");
+  }
+}
+
+}  // namespace
+
+ResultsWriter::ResultsWriter(fs::path dir, json manifest)
+    : dir_(std::move(dir)), manifest_(std::move(manifest)), mutex_(std::make_unique<std::mutex>()) {}
+ResultsWriter::ResultsWriter(ResultsWriter&&) noexcept = default;
+ResultsWriter& ResultsWriter::operator=(ResultsWriter&&) noexcept = default;
+ResultsWriter::~ResultsWriter() = default;
+
+ResultsWriter ResultsWriter::create(const fs::path& dir, json manifest) {
+  check_manifest_cells(manifest, dir / "manifest.json");
+  if (fs::exists(dir / "manifest.json"))
+    throw Error("results directory " + dir.string() + " already holds a run",
+                "choose another directory with -o, or finish that run with --resume");
+  std::error_code ec;
+  fs::create_directories(dir / "cells", ec);
+  if (ec) throw Error("cannot create results directory " + dir.string() + ": " + ec.message());
+  manifest["schema"] = kSchemaVersion;
+  for (auto& cell : manifest["cells"])
+    if (!cell.contains("status")) cell["status"] = "pending";
+  ResultsWriter writer(dir, std::move(manifest));
+  writer.save();
+  return writer;
+}
+
+ResultsWriter ResultsWriter::open(const fs::path& dir) {
+  fs::path file = dir / "manifest.json";
+  json manifest;
+  try {
+    manifest = json::parse(read_file(file, 64 << 20));
+  } catch (const json::exception& e) {
+    throw Error(file.string() + " is not valid JSON: " + e.what(),
+                "the run cannot be resumed; start a new one in another directory");
+  }
+  check_manifest_cells(manifest, file);
+  if (!manifest.contains("schema") || !manifest["schema"].is_number_integer())
+    throw Error(file.string() + " has no schema version");
+  if (manifest["schema"].get<int>() > kSchemaVersion)
+    throw Error(file.string() + " uses results schema " + manifest["schema"].dump() +
+                    ", newer than this smtlab understands (" + std::to_string(kSchemaVersion) + ")",
+                "use a newer smtlab");
+  fs::create_directories(dir / "cells");
+  return ResultsWriter(dir, std::move(manifest));
+}
+
+json ResultsWriter::manifest() const {
+  std::lock_guard lock(*mutex_);
+  return manifest_;
+}
+
+json& ResultsWriter::cell_entry(const std::string& id) {
+  for (auto& cell : manifest_["cells"])
+    if (cell["id"] == id) return cell;
+  throw Error("unknown cell '" + id + "' in results " + dir_.string());
+}
+
+const json& ResultsWriter::cell_entry(const std::string& id) const {
+  for (const auto& cell : manifest_["cells"])
+    if (cell["id"] == id) return cell;
+  throw Error("unknown cell '" + id + "' in results " + dir_.string());
+}
+
+std::string ResultsWriter::cell_status(const std::string& id) const {
+  std::lock_guard lock(*mutex_);
+  const json& cell = cell_entry(id);
+  return cell.value("status", "pending");
+}
+
+void ResultsWriter::save() { write_file_atomic(dir_ / "manifest.json", manifest_.dump(2) + "\n"); }
+
+void ResultsWriter::set_cell_status(const std::string& id, const std::string& status, const json& extra) {
+  if (!kStatuses.count(status))
+    throw Error("invalid cell status '" + status + "'", "use pending, running, ok or failed");
+  if (!extra.is_null() && !extra.is_object()) throw Error("cell fields for '" + id + "' must be a JSON object");
+  std::lock_guard lock(*mutex_);
+  json& cell = cell_entry(id);
+  if (extra.is_object())
+    for (auto it = extra.begin(); it != extra.end(); ++it)
+      if (it.key() != "id") cell[it.key()] = it.value();
+  cell["status"] = status;
+  save();
+}
+
+void ResultsWriter::update_manifest(const json& fields) {
+  if (!fields.is_object()) throw Error("manifest fields must be a JSON object");
+  std::lock_guard lock(*mutex_);
+  for (auto it = fields.begin(); it != fields.end(); ++it) {
+    if (it.key() == "cells" || it.key() == "schema")
+      throw Error("update_manifest cannot replace \"" + it.key() + "\"");
+    manifest_[it.key()] = it.value();
+  }
+  save();
+}
+
+fs::path ResultsWriter::cell_dir(const std::string& id) const {
+  check_cell_id(id);
+  fs::path d = dir_ / "cells" / id;
+  std::error_code ec;
+  fs::create_directories(d, ec);
+  if (ec) throw Error("cannot create " + d.string() + ": " + ec.message());
+  return d;
+}
+
+fs::path ResultsWriter::console_log(const std::string& id, int vm) const {
+  return cell_dir(id) / ("console-vm" + std::to_string(vm) + ".log");
+}
+
+void ResultsWriter::append(const std::string& id, const char* file, const json& record) {
+  if (!record.is_object()) throw Error("a record for cell '" + id + "' must be a JSON object");
+  std::string line = record.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::lock_guard lock(*mutex_);
+  cell_entry(id);  // unknown ids are an error, not a new directory
+  append_line_durable(cell_dir(id) / file, line);
+}
+
+void ResultsWriter::append_sample(const std::string& id, const json& record) { append(id, "samples.jsonl", record); }
+void ResultsWriter::append_monitor(const std::string& id, const json& record) { append(id, "monitor.jsonl", record); }
+void ResultsWriter::append_event(const std::string& id, const json& record) { append(id, "events.jsonl", record); }
+
+void ResultsWriter::reset_cell(const std::string& id) {
+  std::lock_guard lock(*mutex_);
+  json& cell = cell_entry(id);
+  fs::path d = dir_ / "cells" / id;
+  std::error_code ec;
+  fs::remove_all(d, ec);
+  if (ec) throw Error("cannot clear " + d.string() + ": " + ec.message());
+  json fresh = json::object();
+  for (auto it = cell.begin(); it != cell.end(); ++it) {
+    static const std::set<std::string> run_fields = {"status", "error", "guest_topology", "started",
+                                                     "finished", "wall_s", "bench_s"};
+    if (!run_fields.count(it.key())) fresh[it.key()] = it.value();
+  }
+  fresh["status"] = "pending";
+  cell = std::move(fresh);
+  save();
+}
+
+}  // namespace smtlab::results

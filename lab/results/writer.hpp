@@ -1,0 +1,69 @@
+#pragma once
+// Writing a results directory: manifest.json (rewritten atomically on every change) and per-cell
+// append-only JSON-lines files (each line flushed to disk before the call returns).
+// Thread-safe: one writer may be shared by the threads that read several VMs' channels.
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "results/cell_id.hpp"
+
+namespace smtlab::results {
+
+class ResultsWriter {
+ public:
+  // Creates `dir` (and parents) and writes manifest.json. `manifest` must be an object with a
+  // "cells" array whose entries have a valid unique "id"; "schema" is set to kSchemaVersion and
+  // each cell gets "status":"pending" unless it has one. Throws when dir already holds a
+  // manifest.json (use open() to resume).
+  static ResultsWriter create(const std::filesystem::path& dir, nlohmann::json manifest);
+  // Opens an existing results directory (for --resume). Throws when there is no readable
+  // manifest or its schema is newer than this smtlab understands.
+  static ResultsWriter open(const std::filesystem::path& dir);
+
+  ResultsWriter(ResultsWriter&&) noexcept;
+  ResultsWriter& operator=(ResultsWriter&&) noexcept;
+  ~ResultsWriter();
+
+  const std::filesystem::path& dir() const { return dir_; }
+  // A copy of the current manifest.
+  nlohmann::json manifest() const;
+  // Status of a cell ("pending", "running", "ok", "failed"); throws for an unknown id.
+  std::string cell_status(const std::string& id) const;
+
+  // Sets the cell's "status" and merges `extra` (an object: "error", "started", "finished",
+  // "wall_s", "bench_s", "guest_topology", ...) into its manifest entry; rewrites manifest.json.
+  void set_cell_status(const std::string& id, const std::string& status,
+                       const nlohmann::json& extra = nlohmann::json::object());
+  // Merges top-level fields (e.g. "finished", "versions") into the manifest; rewrites it.
+  void update_manifest(const nlohmann::json& fields);
+
+  // Appends one record (a JSON object; should carry "vm") to cells/<id>/{samples,monitor,events}.jsonl.
+  void append_sample(const std::string& id, const nlohmann::json& record);
+  void append_monitor(const std::string& id, const nlohmann::json& record);
+  void append_event(const std::string& id, const nlohmann::json& record);
+
+  // cells/<id>/ (created on first use).
+  std::filesystem::path cell_dir(const std::string& id) const;
+  // cells/<id>/console-vm<k>.log
+  std::filesystem::path console_log(const std::string& id, int vm) const;
+  // Removes what a previous, unfinished attempt of the cell wrote (jsonl files and console logs)
+  // and sets it back to "pending": used by --resume before re-running a cell.
+  void reset_cell(const std::string& id);
+
+ private:
+  ResultsWriter(std::filesystem::path dir, nlohmann::json manifest);
+  nlohmann::json& cell_entry(const std::string& id);
+  const nlohmann::json& cell_entry(const std::string& id) const;
+  void save();
+  void append(const std::string& id, const char* file, const nlohmann::json& record);
+
+  std::filesystem::path dir_;
+  nlohmann::json manifest_;
+  std::unique_ptr<std::mutex> mutex_;
+};
+
+}  // namespace smtlab::results

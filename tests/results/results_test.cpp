@@ -1,0 +1,188 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "results/results.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace smtlab::results;
+
+namespace {
+
+fs::path temp_dir(const std::string& tag) {
+  std::random_device rd;
+  fs::path d = fs::temp_directory_path() / ("smtlab-results-" + tag + "-" + std::to_string(rd()));
+  fs::remove_all(d);
+  return d;
+}
+
+json manifest(const std::string& sha = "abc123") {
+  json m = {{"smtlab_version", "0.1.0"},
+            {"recipe", {{"file", "r.yaml"}, {"name", "r"}, {"sha256", sha}, {"text", "name: r\n"}}},
+            {"host", {{"cpu", "test"}}},
+            {"accel", "tcg"},
+            {"cells", json::array()}};
+  int i = 0;
+  for (std::string v : {"base", "new"})
+    m["cells"].push_back({{"id", "c" + std::to_string(i)}, {"index", i++}, {"variant", v}, {"kernel", "k"},
+                          {"topology", "HT"}, {"benchmark", "kernbench"}, {"kind", "kernbench"}, {"vms", 1}});
+  return m;
+}
+
+json sample(int it, double v, bool warmup = false) {
+  return {{"vm", 0}, {"benchmark", "kernbench"}, {"iteration", it}, {"warmup", warmup}, {"metric", "elsp-2"},
+          {"value", v}, {"unit", "s"}, {"better", "lower"}};
+}
+
+}  // namespace
+
+TEST_CASE("a results directory written through ResultsWriter loads back") {
+  fs::path dir = temp_dir("rw");
+  {
+    auto w = ResultsWriter::create(dir, manifest());
+    CHECK(w.cell_status("c0") == "pending");
+    w.set_cell_status("c0", "running", {{"started", "2026-01-01T00:00:00Z"}});
+    w.append_sample("c0", sample(0, 9.0, true));
+    w.append_sample("c0", sample(1, 10.0));
+    w.append_sample("c0", sample(2, 11.0));
+    w.append_monitor("c0", {{"vm", 0}, {"monitor", "vmstat"}, {"t", 1.0}, {"values", {{"r", 3}, {"cs", 1200}}}});
+    w.append_event("c0", {{"vm", 0}, {"type", "event"}, {"name", "iteration-start"}});
+    w.set_cell_status("c0", "ok", {{"wall_s", 12.5}, {"bench_s", 10.0}, {"guest_topology", json::array({{{"online", "0-1"}}})}});
+    w.set_cell_status("c1", "failed", {{"error", "kernel panic"}});
+    w.update_manifest({{"finished", "2026-01-01T01:00:00Z"}});
+    CHECK_THROWS_AS(w.set_cell_status("nope", "ok"), smtlab::Error);
+    CHECK_THROWS_AS(w.set_cell_status("c0", "done"), smtlab::Error);
+    CHECK_THROWS_AS(w.append_sample("nope", sample(1, 1)), smtlab::Error);
+    CHECK(fs::exists(w.cell_dir("c0") / "events.jsonl"));
+    CHECK(w.console_log("c0", 1).filename() == "console-vm1.log");
+  }
+  RunResults r = load_results(dir);
+  CHECK(r.manifest["schema"] == kSchemaVersion);
+  CHECK(r.manifest["finished"] == "2026-01-01T01:00:00Z");
+  REQUIRE(r.cells.size() == 2);
+  const CellResult& c0 = r.cells[0];
+  CHECK(c0.status == "ok");
+  CHECK(c0.column() == "base-HT");
+  CHECK(c0.wall_s == 12.5);
+  CHECK(c0.bench_s == 10.0);
+  CHECK(c0.guest_topology[0]["online"] == "0-1");
+  REQUIRE(c0.samples.size() == 3);
+  CHECK(c0.samples[0].warmup);
+  CHECK(c0.samples[2].value == 11.0);
+  REQUIRE(c0.monitors.size() == 1);
+  CHECK(c0.monitors[0].values.at("cs") == 1200);
+  CHECK(r.cells[1].status == "failed");
+  CHECK(r.cells[1].error == "kernel panic");
+  CHECK(r.skipped_lines == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("create refuses an existing run, open resumes it, reset_cell clears an attempt") {
+  fs::path dir = temp_dir("resume");
+  {
+    auto w = ResultsWriter::create(dir, manifest());
+    w.set_cell_status("c0", "ok");
+    w.set_cell_status("c1", "running", {{"started", "x"}});
+    w.append_sample("c1", sample(1, 5));
+  }
+  CHECK_THROWS_AS(ResultsWriter::create(dir, manifest()), smtlab::Error);
+  auto w = ResultsWriter::open(dir);
+  CHECK(w.cell_status("c0") == "ok");
+  CHECK(w.cell_status("c1") == "running");
+  w.reset_cell("c1");
+  CHECK(w.cell_status("c1") == "pending");
+  CHECK_FALSE(w.manifest()["cells"][1].contains("started"));
+  CHECK(w.manifest()["cells"][1]["variant"] == "new");
+  CHECK(load_results(dir).cells[1].samples.empty());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("bad manifests and cell ids are refused with an error") {
+  fs::path dir = temp_dir("bad");
+  json m = manifest();
+  m["cells"][0]["id"] = "../escape";
+  CHECK_THROWS_AS(ResultsWriter::create(dir, m), smtlab::Error);
+  m = manifest();
+  m["cells"][1]["id"] = "c0";
+  CHECK_THROWS_AS(ResultsWriter::create(dir, m), smtlab::Error);
+  CHECK_THROWS_AS(load_results(dir / "missing"), smtlab::Error);
+  fs::create_directories(dir);
+  smtlab::write_file_atomic(dir / "manifest.json", "{not json");
+  CHECK_THROWS_AS(load_results(dir), smtlab::Error);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("corrupt lines are skipped and counted, not fatal") {
+  fs::path dir = temp_dir("corrupt");
+  { auto w = ResultsWriter::create(dir, manifest()); w.append_sample("c0", sample(1, 10)); }
+  {
+    std::ofstream f(dir / "cells" / "c0" / "samples.jsonl", std::ios::app | std::ios::binary);
+    f << "{\"metric\":\"elsp-2\",\"value\":\n";                       // truncated JSON
+    f << "garbage\x01\xff\n";                                        // not JSON
+    f << "[1,2,3]\n";                                                // not an object
+    f << "{\"metric\":\"elsp-2\",\"value\":\"12\"}\n";               // value not a number
+    f << "{\"metric\":\"elsp-2\",\"value\":1,\"better\":\"sideways\"}\n";  // bad direction
+    f << "{\"metric\":\"" << std::string(70000, 'x') << "\",\"value\":1}\n";  // oversized line
+    f << "\n";                                                       // empty lines are fine
+    f << sample(2, 12).dump() << "\n";
+    f << "{\"metric\":\"elsp-2\",\"value\":13";                      // truncated last line, no newline
+  }
+  RunResults r = load_results(dir);
+  REQUIRE(r.cells.size() == 2);
+  REQUIRE(r.cells[0].samples.size() == 2);
+  CHECK(r.cells[0].samples[1].value == 12);
+  CHECK(r.cells[0].skipped_lines == 7);
+  CHECK(r.skipped_lines == 7);
+  REQUIRE_FALSE(r.warnings.empty());
+  CHECK(r.warnings[0].find("skipped 7") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("merge joins shards of one recipe and reports overlaps and missing cells") {
+  fs::path a = temp_dir("shard-a"), b = temp_dir("shard-b"), c = temp_dir("shard-c"), out = temp_dir("merged");
+  json m = manifest();
+  m["cells"].push_back({{"id", "c2"}, {"index", 2}, {"variant", "third"}, {"topology", "HT"}, {"benchmark", "kernbench"}});
+  {
+    auto w = ResultsWriter::create(a, m);
+    w.set_cell_status("c0", "ok");
+    w.append_sample("c0", sample(1, 10));
+    w.set_cell_status("c1", "failed", {{"error", "timeout"}});
+  }
+  {
+    auto w = ResultsWriter::create(b, m);
+    w.set_cell_status("c1", "ok");
+    w.append_sample("c1", sample(1, 20));
+  }
+  { ResultsWriter::create(c, manifest("different")); }
+
+  SECTION("different recipes are refused") {
+    try {
+      merge_results({a, c}, out);
+      FAIL("merge of different recipes succeeded");
+    } catch (const smtlab::Error& e) {
+      CHECK(std::string(e.what()).find("different recipes") != std::string::npos);
+    }
+  }
+  SECTION("same recipe") {
+    MergeReport rep = merge_results({a, b}, out);
+    CHECK(rep.cells == 3);
+    REQUIRE(rep.overlapping.size() == 1);
+    CHECK(rep.overlapping[0].rfind("c1 ", 0) == 0);
+    CHECK(rep.missing == std::vector<std::string>{"c2"});
+    RunResults r = load_results(out);
+    REQUIRE(r.cells.size() == 3);
+    CHECK(r.cells[0].status == "ok");
+    CHECK(r.cells[0].samples.at(0).value == 10);
+    CHECK(r.cells[1].status == "ok");  // the ok attempt wins over the failed one
+    CHECK(r.cells[1].samples.at(0).value == 20);
+    CHECK(r.cells[2].status == "pending");
+    CHECK(r.manifest["merged_from"].size() == 2);
+    CHECK_THROWS_AS(merge_results({a, b}, out), smtlab::Error);  // output exists
+  }
+  for (auto& d : {a, b, c, out}) fs::remove_all(d);
+}
