@@ -1,0 +1,155 @@
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "protocol/record.hpp"
+#include "protocol/record_stream.hpp"
+
+using namespace smtlab::protocol;
+using nlohmann::json;
+
+namespace {
+
+std::string rec(uint64_t seq, const std::string& type, json fields = json::object()) {
+  return encode_record(seq, type, fields);
+}
+
+std::string sample(uint64_t seq, double value) {
+  return rec(seq, "sample",
+             {{"benchmark", "kernbench"}, {"iteration", 1}, {"warmup", false}, {"metric", "elsp-2"},
+              {"value", value}, {"unit", "s"}, {"better", "lower"}});
+}
+
+struct All {
+  std::vector<Record> records;
+  std::vector<Problem> problems;
+  void add(Parsed p) {
+    for (auto& r : p.records) records.push_back(r);
+    for (auto& q : p.problems) problems.push_back(q);
+  }
+  size_t count(Problem::Kind k) const {
+    return std::count_if(problems.begin(), problems.end(), [&](auto& p) { return p.kind == k; });
+  }
+};
+
+All parse_all(const std::string& text, size_t chunk) {
+  RecordStream s;
+  All all;
+  for (size_t i = 0; i < text.size(); i += chunk) all.add(s.feed(std::string_view(text).substr(i, chunk)));
+  all.add(s.finish());
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("a clean stream parses the same under any chunking") {
+  std::string text = rec(0, "hello", {{"agent", "0.1.0"}, {"kernel", "6.12"}, {"pid1", true}}) +
+                     sample(1, 12.5) + rec(2, "end", {{"status", "ok"}, {"exit_code", 0}});
+  for (size_t chunk : {1, 2, 7, 64, 100000}) {
+    All all = parse_all(text, chunk);
+    INFO("chunk " << chunk);
+    CHECK(all.problems.empty());
+    REQUIRE(all.records.size() == 3);
+    CHECK(all.records[1].body["value"] == 12.5);
+    CHECK(all.records[2].type == "end");
+  }
+}
+
+TEST_CASE("garbage, oversized, truncated and bad records are reported, never thrown") {
+  std::string big = "{\"seq\":3,\"type\":\"output\",\"stream\":\"stdout\",\"line\":\"" + std::string(70000, 'x') + "\"}\n";
+  std::string text = rec(0, "hello", {{"agent", "a"}, {"kernel", "k"}}) +
+                     "this is not json\n" +                              // garbage
+                     std::string("\x00\xff\xfe{[", 5) + "\n" +           // binary garbage
+                     "[1,2,3]\n" +                                       // JSON, not an object
+                     "{\"type\":\"event\",\"name\":\"x\"}\n" +           // no seq
+                     std::string(200, '[') + "\n" +                      // deep nesting
+                     rec(1, "sample", {{"benchmark", "k"}, {"iteration", "one"}, {"metric", "m"}, {"value", 1}}) +
+                     rec(2, "shiny", {{"x", 1}}) +                        // unknown type: kept
+                     big +                                               // oversized
+                     sample(4, 1.0) + "{\"seq\":5,\"type\":\"end\",\"sta";  // truncated
+  for (size_t chunk : {1, 3, 1000, 1 << 20}) {
+    INFO("chunk " << chunk);
+    All all = parse_all(text, chunk);
+    CHECK(all.count(Problem::Kind::garbage) == 5);
+    CHECK(all.count(Problem::Kind::bad_field) == 1);
+    CHECK(all.count(Problem::Kind::unknown_type) == 1);
+    CHECK(all.count(Problem::Kind::oversized) == 1);
+    CHECK(all.count(Problem::Kind::truncated) == 1);
+    // The oversized line held seq 3 and the truncated one seq 5: 3 is missing; 5 was never
+    // expected (nothing after it).
+    CHECK(all.count(Problem::Kind::missing) == 1);
+    REQUIRE(all.records.size() == 3);  // hello, shiny, sample 4
+    CHECK(all.records[0].type == "hello");
+    CHECK(all.records[1].type == "shiny");
+    CHECK(all.records[2].seq == 4);
+    for (auto& p : all.problems)
+      if (p.kind == Problem::Kind::oversized) CHECK(p.line == 9);
+  }
+}
+
+TEST_CASE("missing, duplicate and out-of-order seqs are reported") {
+  std::string text = sample(0, 1) + sample(2, 2) + sample(1, 3) + sample(1, 4) + sample(5, 5) +
+                     rec(6, "end", {{"status", "failed"}, {"exit_code", 1}}) + sample(7, 6);
+  All all = parse_all(text, 5);
+  CHECK(all.count(Problem::Kind::out_of_order) == 3);  // 2 ahead, 1 late, 5 ahead
+  CHECK(all.count(Problem::Kind::duplicate) == 1);     // the second seq 1
+  CHECK(all.count(Problem::Kind::missing) == 1);       // 3-4
+  CHECK(all.count(Problem::Kind::after_end) == 1);
+  std::vector<uint64_t> seqs;
+  for (auto& r : all.records) seqs.push_back(r.seq);
+  CHECK(seqs == std::vector<uint64_t>{0, 2, 1, 5, 6, 7});
+  for (auto& p : all.problems)
+    if (p.kind == Problem::Kind::missing) CHECK_THAT(p.what, Catch::Contains("3-4"));
+}
+
+TEST_CASE("interleaved writers (two records mixed mid-line) are reported, the rest kept") {
+  std::string a = sample(0, 1), b = sample(1, 2), c = sample(2, 3);
+  std::string mixed = a.substr(0, 20) + b + a.substr(20);  // b lands inside a
+  All all = parse_all(mixed + c, 4);
+  CHECK(all.count(Problem::Kind::garbage) == 2);  // both halves of the torn line
+  CHECK(all.records.size() == 1);
+  CHECK(all.records[0].seq == 2);
+  CHECK(all.count(Problem::Kind::missing) == 1);
+}
+
+TEST_CASE("random bytes never crash the parser") {
+  std::mt19937 rng(42);
+  for (int round = 0; round < 50; ++round) {
+    std::string text;
+    for (int i = 0; i < 5000; ++i) {
+      int r = rng() % 10;
+      text += r == 0 ? '\n' : r == 1 ? '{' : r == 2 ? '"' : static_cast<char>(rng());
+    }
+    RecordStream s(256);
+    All all;
+    for (size_t i = 0; i < text.size(); i += 1 + rng() % 300) all.add(s.feed(std::string_view(text).substr(i, 1 + rng() % 300)));
+    all.add(s.finish());
+    CHECK_FALSE(all.problems.empty());
+  }
+}
+
+TEST_CASE("records are single lines with seq and type, and invalid UTF-8 is replaced") {
+  std::string line = encode_record(7, "output", {{"stream", "stdout"}, {"line", "a\nb\xff"}, {"seq", 99}});
+  REQUIRE(line.back() == '\n');
+  CHECK(line.find('\n') == line.size() - 1);
+  json j = json::parse(line);
+  CHECK(j["seq"] == 7);
+  CHECK(j["type"] == "output");
+  std::string huge = encode_record(8, "output", {{"line", std::string(kMaxRecordLine, 'y')}});
+  CHECK(huge.size() < kMaxRecordLine);
+  CHECK(json::parse(huge)["type"] == "error");
+}
+
+TEST_CASE("a record writer numbers records in order") {
+  std::string out;
+  RecordWriter w([&](std::string_view l) { out += l; });
+  w.event("iteration-start", {{"iteration", 1}});
+  w.error("boom", false);
+  w.end(true, 0);
+  RecordStream s;
+  auto p = s.feed(out);
+  CHECK(p.problems.empty());
+  REQUIRE(p.records.size() == 3);
+  CHECK(s.ended());
+  CHECK(s.end_record()->body["status"] == "ok");
+}
