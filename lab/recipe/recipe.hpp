@@ -154,6 +154,7 @@ enum class Axis { variant, topology, benchmark };
 struct MatrixFilter {  // empty field = any
   std::string variant, topology, benchmark;
   SourceLocation where;
+  bool matches(const std::string& v, const std::string& t, const std::string& b) const;
 };
 
 struct Matrix {
@@ -161,6 +162,9 @@ struct Matrix {
   std::vector<MatrixFilter> exclude;
   std::vector<Axis> order = {Axis::benchmark, Axis::topology, Axis::variant};  // outermost first
   bool interleave = false;  // run variants A B A B per iteration so drift hits all alike
+  // Whether the combination is a cell: it matches an include filter (or there are none) and no
+  // exclude filter.
+  bool selects(const std::string& variant, const std::string& topology, const std::string& benchmark) const;
 };
 
 struct Timeouts {

@@ -1,0 +1,263 @@
+#include "recipe/yaml_reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "recipe/suggest.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace smtlab::recipe::detail {
+
+namespace fs = std::filesystem;
+
+YamlFile YamlFile::load(const fs::path& file, const fs::path& display) {
+  YamlFile f;
+  f.display_ = display;
+  f.absolute_ = fs::absolute(file).lexically_normal();
+  try {
+    f.text_ = read_file(file, 4 << 20);
+  } catch (const Error& e) {
+    throw RecipeError({display.string(), 0, 0}, e.what(), "check that the file exists and is readable");
+  }
+  try {
+    f.root_ = YAML::Load(f.text_);
+  } catch (const YAML::ParserException& e) {
+    throw RecipeError({display.string(), e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + e.msg,
+                      "check the indentation, quotes and brackets at or just before this point");
+  } catch (const YAML::Exception& e) {
+    throw RecipeError({display.string(), e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + e.msg);
+  }
+  return f;
+}
+
+SourceLocation YamlFile::at(const YAML::Node& node) const {
+  auto m = node.Mark();
+  if (m.line < 0) return {display_.string(), 1, 1};
+  return {display_.string(), m.line + 1, m.column + 1};
+}
+
+void YamlFile::fail(const YAML::Node& node, std::string what, std::string hint) const {
+  throw RecipeError(at(node), std::move(what), std::move(hint));
+}
+
+fs::path YamlFile::resolve(const std::string& written) const {
+  fs::path p(written);
+  if (p.is_absolute()) return p.lexically_normal();
+  return (dir() / p).lexically_normal();
+}
+
+fs::path YamlFile::display_of(const std::string& written) const {
+  fs::path p(written);
+  if (p.is_absolute()) return p.lexically_normal();
+  return (display_.parent_path() / p).lexically_normal();
+}
+
+std::string did_you_mean_hint(std::string_view word, const std::vector<std::string>& candidates) {
+  return did_you_mean(word, candidates);
+}
+
+static std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out;
+}
+
+static std::string kind_of(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null: return "nothing";
+    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    default: return "nothing";
+  }
+}
+
+Map::Map(const YamlFile& file, const YAML::Node& node, std::string what, std::vector<std::string> allowed,
+         const YAML::Node* located)
+    : file_(&file), node_(node), located_(located ? *located : node), what_(std::move(what)) {
+  if (!node.IsMap()) {
+    std::string hint = "write a mapping of keys: " + join(allowed);
+    if (node.IsNull())
+      file.fail(located_, what_ + " is empty", hint);
+    file.fail(node.IsNull() ? located_ : node, what_ + " must be a mapping (key: value), got " + kind_of(node), hint);
+  }
+  std::set<std::string> seen;
+  for (const auto& kv : node) {
+    const YAML::Node& k = kv.first;
+    if (!k.IsScalar()) file.fail(k, "keys in " + what_ + " must be plain words", "allowed: " + join(allowed));
+    std::string key = k.Scalar();
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      file.fail(k, "unknown key '" + key + "' in " + what_, did_you_mean(key, allowed));
+    if (!seen.insert(key).second) file.fail(k, "duplicate key '" + key + "' in " + what_, "give each key once");
+    entries_.push_back(Entry{&file, key, k, kv.second});
+  }
+}
+
+std::optional<Entry> Map::get(std::string_view key) const {
+  for (const auto& e : entries_)
+    if (e.key == key) return e;
+  return std::nullopt;
+}
+
+Entry Map::need(std::string_view key, std::string hint) const {
+  if (auto e = get(key)) return *e;
+  fail("missing key '" + std::string(key) + "' in " + what_, std::move(hint));
+}
+
+void Map::fail(std::string message, std::string hint) const { file_->fail(located_, std::move(message), std::move(hint)); }
+
+std::string text(const Entry& e) {
+  if (!e.value.IsScalar())
+    e.fail("'" + e.key + "' must be a single value (text), got " + kind_of(e.value),
+           e.value.IsNull() ? "write a value after the colon" : "write it on one line, not as a list or mapping");
+  return e.value.Scalar();
+}
+
+std::string name(const Entry& e) {
+  std::string s = text(e);
+  bool ok = !s.empty() && s.size() <= 64 && std::isalnum(static_cast<unsigned char>(s[0]));
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+')) ok = false;
+  if (!ok)
+    e.fail("'" + s + "' is not a valid " + e.key,
+           "names are up to 64 letters, digits, '.', '_', '-' or '+', starting with a letter or digit");
+  return s;
+}
+
+static std::string range_text(long min, long max) {
+  return "between " + std::to_string(min) + " and " + std::to_string(max);
+}
+
+long integer(const Entry& e, long min, long max) {
+  if (!e.value.IsScalar())
+    e.fail("'" + e.key + "' must be a whole number, got " + kind_of(e.value), "write a whole number " + range_text(min, max));
+  const std::string& s = e.value.Scalar();
+  long v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && p == s.data() + s.size() && (v < min || v > max)))
+    e.fail("'" + e.key + "' must be " + range_text(min, max) + ", got " + s);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty())
+    e.fail("'" + e.key + "' must be a whole number, got '" + s + "'", "write a whole number " + range_text(min, max));
+  return v;
+}
+
+double number(const Entry& e, double min, double max) {
+  if (!e.value.IsScalar()) e.fail("'" + e.key + "' must be a number, got " + kind_of(e.value));
+  const std::string& s = e.value.Scalar();
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  auto show = [](double d) {
+    std::string t = std::to_string(d);
+    while (t.size() > 1 && t.back() == '0') t.pop_back();
+    if (!t.empty() && t.back() == '.') t.pop_back();
+    return t;
+  };
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty() || !std::isfinite(v))
+    e.fail("'" + e.key + "' must be a number, got '" + s + "'", "write a number such as 1 or 0.5");
+  if (v < min || v > max)
+    e.fail("'" + e.key + "' must be between " + show(min) + " and " + show(max) + ", got " + s);
+  return v;
+}
+
+bool boolean(const Entry& e) {
+  if (e.value.IsScalar()) {
+    const std::string& s = e.value.Scalar();
+    if (s == "true" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "no" || s == "off") return false;
+  }
+  e.fail("'" + e.key + "' must be true or false, got " + kind_of(e.value), "allowed: true, false (or yes/no, on/off)");
+}
+
+std::vector<std::string> words(const Entry& e) {
+  std::vector<std::string> out;
+  if (e.value.IsScalar()) {
+    std::string s = e.value.Scalar(), w;
+    for (char c : s) {
+      if (c == ' ' || c == '\t') {
+        if (!w.empty()) out.push_back(w);
+        w.clear();
+      } else {
+        w += c;
+      }
+    }
+    if (!w.empty()) out.push_back(w);
+    return out;
+  }
+  if (!e.value.IsSequence())
+    e.fail("'" + e.key + "' must be a list of words, got " + kind_of(e.value), "write e.g. [nosmt, quiet]");
+  for (const auto& item : e.value) {
+    if (!item.IsScalar() || item.Scalar().empty())
+      e.file->fail(item.IsNull() ? e.value : item, "items of '" + e.key + "' must be plain words, got " + kind_of(item));
+    out.push_back(item.Scalar());
+  }
+  return out;
+}
+
+std::vector<long> integers(const Entry& e, long min, long max) {
+  std::vector<long> out;
+  if (e.value.IsScalar()) return {integer(e, min, max)};
+  if (!e.value.IsSequence() || e.value.size() == 0)
+    e.fail("'" + e.key + "' must be a whole number or a non-empty list of them, got " + kind_of(e.value),
+           "write e.g. [2, 4, 8]");
+  for (const auto& item : e.value) {
+    Entry sub{e.file, e.key, item, item};
+    long v = integer(sub, min, max);
+    if (std::find(out.begin(), out.end(), v) != out.end())
+      e.file->fail(item, std::to_string(v) + " is listed twice in '" + e.key + "'", "give each value once");
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> string_map(const Entry& e) {
+  if (e.value.IsNull()) return {};
+  if (!e.value.IsMap())
+    e.fail("'" + e.key + "' must be a mapping (name: value), got " + kind_of(e.value), "write e.g. {name: value}");
+  std::map<std::string, std::string> out;
+  for (const auto& kv : e.value) {
+    if (!kv.first.IsScalar()) e.file->fail(kv.first, "keys of '" + e.key + "' must be plain words");
+    if (!kv.second.IsScalar())
+      e.file->fail(kv.second.IsNull() ? kv.first : kv.second,
+                   "'" + kv.first.Scalar() + "' in '" + e.key + "' must have a single value, got " + kind_of(kv.second));
+    if (!out.emplace(kv.first.Scalar(), kv.second.Scalar()).second)
+      e.file->fail(kv.first, "duplicate key '" + kv.first.Scalar() + "' in '" + e.key + "'", "give each key once");
+  }
+  return out;
+}
+
+int mebibytes(const Entry& e, long min_mib, long max_mib) {
+  const std::string hint = "write a size such as 768M, 1G or 1.5G, or a whole number of MiB (" +
+                           range_text(min_mib, max_mib) + " MiB)";
+  if (!e.value.IsScalar()) e.fail("'" + e.key + "' must be a size, got " + kind_of(e.value), hint);
+  std::string s = e.value.Scalar();
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  std::string unit(p, static_cast<size_t>(s.data() + s.size() - p));
+  double mult = 0;
+  if (unit.empty() || unit == "M" || unit == "MiB" || unit == "m") mult = 1;
+  else if (unit == "G" || unit == "GiB" || unit == "g") mult = 1024;
+  else if (unit == "T" || unit == "TiB") mult = 1024 * 1024;
+  if (ec != std::errc() || s.empty() || mult == 0 || !std::isfinite(v) || v < 0)
+    e.fail("'" + s + "' is not a size", hint);
+  double mib = v * mult;
+  if (mib != std::floor(mib)) e.fail("'" + s + "' is not a whole number of MiB", hint);
+  if (mib < static_cast<double>(min_mib) || mib > static_cast<double>(max_mib))
+    e.fail("'" + e.key + "' must be " + range_text(min_mib, max_mib) + " MiB, got " + s, hint);
+  return static_cast<int>(mib);
+}
+
+std::vector<YAML::Node> sequence(const Entry& e, std::string_view item_hint) {
+  if (e.value.IsNull() || (e.value.IsSequence() && e.value.size() == 0))
+    e.fail("'" + e.key + "' is empty", "list at least one " + std::string(item_hint));
+  if (!e.value.IsSequence())
+    e.fail("'" + e.key + "' must be a list, got " + kind_of(e.value), "write each " + std::string(item_hint) + " as a '- ' item");
+  std::vector<YAML::Node> out;
+  for (const auto& n : e.value) out.push_back(n);
+  return out;
+}
+
+}  // namespace smtlab::recipe::detail

@@ -1,0 +1,115 @@
+#pragma once
+// Internal to the recipe module: typed, located access to a YAML document. Every accessor throws
+// RecipeError pointing at the offending node, saying what is allowed.
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "recipe/recipe.hpp"
+#include "recipe/recipe_error.hpp"
+
+namespace smtlab::recipe::detail {
+
+// One YAML file: how it is shown in messages, where its relative paths start, its parsed root.
+class YamlFile {
+ public:
+  // Reads and parses `file` (shown as `display`); YAML syntax errors become RecipeErrors.
+  static YamlFile load(const std::filesystem::path& file, const std::filesystem::path& display);
+
+  const YAML::Node& root() const { return root_; }
+  const std::string& text() const { return text_; }
+  const std::filesystem::path& display() const { return display_; }
+  const std::filesystem::path& absolute() const { return absolute_; }
+  std::filesystem::path dir() const { return absolute_.parent_path(); }
+
+  SourceLocation at(const YAML::Node& node) const;
+  [[noreturn]] void fail(const YAML::Node& at, std::string what, std::string hint = {}) const;
+
+  // A path written in this file: absolute as given, else relative to this file's directory.
+  std::filesystem::path resolve(const std::string& written) const;
+  // How a file referenced from this one is shown in messages.
+  std::filesystem::path display_of(const std::string& written) const;
+
+ private:
+  std::string text_;
+  std::filesystem::path display_, absolute_;
+  YAML::Node root_;
+};
+
+// A key and its value, for messages that point at either.
+struct Entry {
+  const YamlFile* file = nullptr;
+  std::string key;
+  YAML::Node key_node, value;
+  // Null values carry the mark of what follows them: point at the key instead.
+  const YAML::Node& anchor() const { return value.IsNull() ? key_node : value; }
+  [[noreturn]] void fail(std::string what, std::string hint = {}) const { file->fail(anchor(), std::move(what), std::move(hint)); }
+  SourceLocation where() const { return file->at(anchor()); }
+};
+
+// A YAML mapping whose keys have been checked against the allowed ones (with "did you mean"),
+// for duplicates, and for being plain scalars.
+class Map {
+ public:
+  // `what` names the mapping in messages ("recipe", "topology 'smt'"); `located` is the node to
+  // point at when the mapping itself is wrong (e.g. the key whose value it is). An empty
+  // `allowed` accepts any key (mappings whose keys are names).
+  Map(const YamlFile& file, const YAML::Node& node, std::string what, std::vector<std::string> allowed,
+      const YAML::Node* located = nullptr);
+
+  std::optional<Entry> get(std::string_view key) const;
+  Entry need(std::string_view key, std::string hint = {}) const;
+  bool has(std::string_view key) const { return get(key).has_value(); }
+  const std::vector<Entry>& entries() const { return entries_; }
+  const YamlFile& file() const { return *file_; }
+  const YAML::Node& node() const { return node_; }
+  const std::string& what() const { return what_; }
+  [[noreturn]] void fail(std::string message, std::string hint = {}) const;
+
+ private:
+  const YamlFile* file_;
+  YAML::Node node_;
+  YAML::Node located_;
+  std::string what_;
+  std::vector<Entry> entries_;
+};
+
+// Typed values. Messages name the key ("'iterations' must be ...").
+std::string text(const Entry& e);                       // any scalar
+std::string name(const Entry& e);                       // [A-Za-z0-9][A-Za-z0-9._+-]*, <= 64 chars
+long integer(const Entry& e, long min, long max);
+double number(const Entry& e, double min, double max);
+bool boolean(const Entry& e);                           // true/false, yes/no, on/off
+std::vector<std::string> words(const Entry& e);         // a list of strings, or one string split on spaces
+std::vector<long> integers(const Entry& e, long min, long max);  // one integer or a list; no repeats
+std::map<std::string, std::string> string_map(const Entry& e);  // flat mapping of scalars
+int mebibytes(const Entry& e, long min_mib, long max_mib);  // 768, "768M", "1G", "1.5G"
+
+std::string did_you_mean_hint(std::string_view word, const std::vector<std::string>& candidates);
+
+// One of a fixed set of words, e.g. {"none", Pinning::none}.
+template <typename T>
+T choice(const Entry& e, const std::vector<std::pair<std::string, T>>& options) {
+  std::vector<std::string> names;
+  for (const auto& [n, v] : options) names.push_back(n);
+  if (!e.value.IsScalar()) {
+    std::string allowed;
+    for (size_t i = 0; i < names.size(); ++i) allowed += (i ? ", " : "") + names[i];
+    e.fail("'" + e.key + "' must be one of: " + allowed, "allowed: " + allowed);
+  }
+  std::string v = e.value.Scalar();
+  for (const auto& [n, val] : options)
+    if (n == v) return val;
+  e.fail("'" + v + "' is not a valid " + e.key, did_you_mean_hint(v, names));
+}
+
+// A sequence node, non-empty; `what` is the section name for messages.
+std::vector<YAML::Node> sequence(const Entry& e, std::string_view item_hint);
+
+}  // namespace smtlab::recipe::detail
