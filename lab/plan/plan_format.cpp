@@ -1,0 +1,112 @@
+// Plans for people (an aligned table) and for programs (JSON, a CI shard matrix).
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "plan/cell_definition.hpp"
+#include "plan/plan.hpp"
+#include "util/cpulist.hpp"
+#include "util/error.hpp"
+
+namespace smtlab::plan {
+
+using nlohmann::json;
+using namespace recipe;
+
+namespace {
+
+std::string join_ints(const std::vector<int>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+  return out;
+}
+
+int host_count(const Topology& t, int fallback) { return t.host_cpus.empty() ? fallback : static_cast<int>(t.host_cpus.size()); }
+
+std::string ratio_text(int vcpus, int host) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%d/%d (%.2fx)", vcpus, host, host > 0 ? static_cast<double>(vcpus) / host : 0.0);
+  return buf;
+}
+
+}  // namespace
+
+std::string describe_params(const Benchmark& b) {
+  if (auto* k = std::get_if<KernbenchParams>(&b.params)) {
+    std::string out = "jobs=" + join_ints(k->jobs) + (k->warmup ? " warmup" : "");
+    if (k->tree == "synthetic") out += " synthetic:" + std::to_string(k->files) + " target=" + k->target;
+    else out += " linux-source:" + k->config + " target=" + k->target;
+    return out;
+  }
+  if (auto* c = std::get_if<ChatParams>(&b.params))
+    return "rooms=" + std::to_string(c->rooms) + " users=" + std::to_string(c->users) + " count=" + std::to_string(c->count) +
+           " yield=" + to_string(c->yield) + " discard=" + std::to_string(c->discard);
+  const auto& h = std::get<HackbenchParams>(b.params);
+  return "groups=" + join_ints(h.groups) + " loops=" + std::to_string(h.loops) + " fds=" + std::to_string(h.fds) +
+         (h.threads ? " threads" : "") + (h.pipes ? " pipes" : "");
+}
+
+std::string format_plan_table(const Plan& plan) {
+  int host = static_cast<int>(std::thread::hardware_concurrency());
+  return format_plan_table(plan, host > 0 ? host : 1);
+}
+
+std::string format_plan_table(const Plan& plan, int host_cpus) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"id", "variant", "kernel", "topology", "shape", "vms", "vcpus/host", "benchmark", "params", "iter"});
+  for (const auto& c : plan.cells) {
+    const Topology& t = c.topology;
+    rows.push_back({c.id, c.variant.name, c.kernel.name, t.name, t.shape(), std::to_string(t.vms),
+                    ratio_text(t.vms * t.vcpus(), host_count(t, host_cpus)), c.benchmark.name, describe_params(c.benchmark),
+                    std::to_string(c.iterations)});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+json plan_to_json(const Plan& plan) {
+  detail::DigestCache digests;
+  json cells = json::array();
+  for (const auto& c : plan.cells) {
+    json roles = json::array();
+    for (VmRole r : c.topology.roles) roles.push_back(to_string(r));
+    cells.push_back(json{{"id", c.id},
+                         {"index", c.index},
+                         {"variant", c.variant.name},
+                         {"kernel", c.kernel.name},
+                         {"topology", c.topology.name},
+                         {"shape", c.topology.shape()},
+                         {"vms", c.topology.vms},
+                         {"vcpus_per_vm", c.topology.vcpus()},
+                         {"host_cpus", c.topology.host_cpus.empty() ? std::string("all") : format_cpulist(c.topology.host_cpus)},
+                         {"roles", roles},
+                         {"benchmark", c.benchmark.name},
+                         {"kind", c.benchmark.kind},
+                         {"params", describe_params(c.benchmark)},
+                         {"iterations", c.iterations},
+                         {"definition", detail::cell_definition(c, digests)}});
+  }
+  return json{{"recipe", plan.recipe_name}, {"recipe_sha256", plan.recipe_sha256}, {"cells", cells}};
+}
+
+json github_matrix(const Plan& plan, int shards) {
+  if (shards < 1) throw Error("the number of shards must be at least 1, got " + std::to_string(shards));
+  int n = std::min<int>(shards, static_cast<int>(plan.cells.size()));
+  json include = json::array();
+  for (int k = 1; k <= n; ++k) include.push_back(json{{"shard", std::to_string(k) + "/" + std::to_string(n)}});
+  return json{{"include", include}};
+}
+
+}  // namespace smtlab::plan
