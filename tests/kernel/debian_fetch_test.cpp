@@ -1,0 +1,42 @@
+// Slow: uses the real apt (downloads a Debian cloud kernel, about 25-30 MB).
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+
+#include "kernel/kernel.hpp"
+#include "util/files.hpp"
+
+namespace fs = std::filesystem;
+
+TEST_CASE("a Debian kernel is resolved, fetched, unpacked, then a fast cache hit") {
+  const fs::path root = fs::temp_directory_path() / ("smtlab-debian-fetch-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  smtlab::cache::Cache cache(root);
+  smtlab::recipe::KernelSpec spec;
+  spec.name = "debian-6.12";
+  spec.source = smtlab::recipe::KernelSource::debian;
+  spec.package = "linux-image-6.12.*-cloud-amd64-unsigned";
+  smtlab::Steps steps("kernel test");
+  auto k = smtlab::kernel::prepare_kernel(spec, cache, steps);
+  CHECK_FALSE(k.cache_hit);
+  CHECK(k.package.rfind("linux-image-6.12.", 0) == 0);
+  CHECK(k.release.rfind("6.12.", 0) == 0);
+  CHECK(k.release.find("cloud-amd64") != std::string::npos);
+  CHECK(k.sha256.size() == 64);
+  CHECK(fs::file_size(k.vmlinuz) > 4 << 20);
+  CHECK(smtlab::kernel::config_value(k.config, "CONFIG_VIRTIO_BLK") == "m");
+  REQUIRE(!k.modules_dir.empty());
+  CHECK(fs::exists(k.modules_dir / "modules.dep"));
+  CHECK(smtlab::read_file(k.modules_dir / "modules.dep").find("virtio_blk.ko") != std::string::npos);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto again = smtlab::kernel::prepare_kernel(spec, cache, steps);
+  const double warm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(again.cache_hit);
+  CHECK(again.digest == k.digest);
+  CHECK(again.release == k.release);
+  CHECK(warm_s < 1.0);
+  fs::remove_all(root);
+}
