@@ -1,0 +1,71 @@
+// compare_runs: tables in the requested format, regressions for CI gates and the CI summary.
+#include "report/compare.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "report/markdown.hpp"
+
+namespace smtlab::report {
+
+std::string Regression::describe() const {
+  return fmt::format("{} {} {}: {} is {:.2f}% worse than {} ({:.2f} -> {:.2f})", block, statistic, metric, column,
+                     -change_pct, baseline, base_value, value);
+}
+
+std::vector<Regression> find_regressions(const Tables& t, double threshold_pct) {
+  std::vector<Regression> out;
+  for (const Block& b : t.blocks)
+    for (const auto& m : b.metrics) {
+      const Value& base = m.values[b.baseline];
+      if (base.empty()) continue;
+      for (size_t i = 0; i < b.columns.size(); ++i) {
+        if (i == b.baseline || m.values[i].empty() || !m.tests[i].significant) continue;
+        double bv = statistic_value(base, "Amean", m.higher_is_better);
+        double v = statistic_value(m.values[i], "Amean", m.higher_is_better);
+        double pct = percent_change("Amean", bv, v, m.higher_is_better);
+        if (std::isfinite(pct) && pct < 0 && -pct > threshold_pct)
+          out.push_back({b.title, m.metric, statistic_label("Amean", m.higher_is_better), b.columns[i].name,
+                         b.columns[b.baseline].name, pct, bv, v});
+      }
+    }
+  return out;
+}
+
+CompareResult compare_runs(const std::vector<results::RunResults>& runs, const CompareOptions& options) {
+  Tables t = build_tables(runs, options);
+  CompareResult r;
+  switch (options.format) {
+    case Format::text: r.output = format_text(t, options); break;
+    case Format::markdown: r.output = format_markdown(t, options); break;
+    case Format::json: r.output = format_json(t, options); break;
+    case Format::csv: r.output = format_csv(t, options); break;
+  }
+  r.regressions = find_regressions(t, options.regression_threshold_pct);
+  for (const auto& b : t.blocks) r.failed.insert(r.failed.end(), b.failed.begin(), b.failed.end());
+  r.warnings = t.warnings;
+  // The CI summary: the rule, the mean rows, then what went wrong.
+  std::string s = "## smtlab compare\n\n_" + md_escape(stats::describe(t.rule)) + "_\n";
+  for (const Block& b : t.blocks) {
+    s += "\n### " + md_escape(b.title) + "\n\n";
+    s += b.metrics.empty() ? std::string("(no measurements)\n") : md_table(b, {"Amean"}, true);
+    s += md_failed(b).empty() ? "" : "\n" + md_failed(b);
+  }
+  if (r.regressions.empty()) {
+    s += fmt::format("\nNo significant regression beyond {:.2f}% against the baseline.\n",
+                     options.regression_threshold_pct);
+  } else {
+    s += fmt::format("\n**{} significant regression(s) beyond {:.2f}%:**\n\n", r.regressions.size(),
+                     options.regression_threshold_pct);
+    for (const auto& g : r.regressions) s += "- " + md_escape(g.describe()) + "\n";
+  }
+  r.markdown_summary = s;
+  return r;
+}
+
+std::string compare(const std::vector<results::RunResults>& runs, const CompareOptions& options) {
+  return compare_runs(runs, options).output;
+}
+
+}  // namespace smtlab::report

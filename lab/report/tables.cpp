@@ -1,0 +1,204 @@
+#include "report/tables.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "stats/summary.hpp"
+#include "util/error.hpp"
+
+namespace smtlab::report {
+
+using results::CellResult;
+using results::RunResults;
+
+std::string statistic_label(const std::string& statistic, bool higher) {
+  if (statistic == "Amean" && higher) return "Hmean";
+  return statistic;
+}
+
+double statistic_value(const Value& v, const std::string& s, bool higher) {
+  if (s == "Min") return v.min;
+  if (s == "Amean") return higher ? v.hmean : v.amean;
+  if (s == "Stddev") return v.stddev;
+  if (s == "CoeffVar") return v.coeffvar;
+  if (s == "Max") return v.max;
+  if (s == "BAmean-95") return v.bamean;
+  throw Error("unknown statistic '" + s + "'");
+}
+
+double percent_change(const std::string& statistic, double base, double value, bool higher) {
+  if (statistic == "Stddev" || statistic == "CoeffVar") higher = false;
+  if (base == 0) return value == 0 ? 0 : NAN;
+  return higher ? value * 100 / base - 100 : 100 - value * 100 / base;
+}
+
+namespace {
+
+// Metric order: by job/group count, then by the usual operation order (user, syst, elsp).
+struct MetricKey {
+  std::string prefix;
+  long number = -1;
+};
+
+MetricKey split_metric(const std::string& m) {
+  static const std::regex re(R"(^(.*)-([0-9]+)$)");
+  std::smatch match;
+  if (std::regex_match(m, match, re) && match[2].length() < 9) return {match[1], std::stol(match[2])};
+  return {m, -1};
+}
+
+bool wanted(const std::string& kind, const std::string& metric, const CompareOptions& o) {
+  if (o.all_metrics) return true;
+  MetricKey k = split_metric(metric);
+  if (kind == "kernbench") return k.prefix == "elsp" || (o.kernbench_user_sys && (k.prefix == "user" || k.prefix == "syst"));
+  if (kind == "chat") return metric == "msgs/s" || (metric.rfind("latency-p", 0) == 0);
+  if (kind == "hackbench") return k.prefix == "time";
+  return true;
+}
+
+int prefix_rank(const std::string& p) {
+  static const std::vector<std::string> order = {"user", "syst", "elsp", "time", "msgs/s"};
+  for (size_t i = 0; i < order.size(); ++i)
+    if (order[i] == p) return static_cast<int>(i);
+  return static_cast<int>(order.size());
+}
+
+Value compute(std::vector<double> v, bool higher) {
+  Value out;
+  out.n = v.size();
+  if (v.empty()) return out;
+  out.amean = stats::mean(v);
+  out.hmean = stats::harmonic_mean(v);
+  out.stddev = stats::stddev(v);
+  out.coeffvar = stats::coeffvar(v);
+  out.min = stats::min(v);
+  out.max = stats::max(v);
+  out.bamean = stats::best_mean(v, 95, higher);
+  out.ci95 = stats::mean_ci_half_width(stats::summarize(v), 0.05);
+  return out;
+}
+
+struct BlockBuilder {
+  Block block;
+  std::vector<std::string> kinds;
+};
+
+}  // namespace
+
+Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& options) {
+  Tables t;
+  t.rule = options.rule;
+  for (const auto& run : runs) {
+    for (const auto& w : run.warnings) t.warnings.push_back(run.name() + ": " + w);
+  }
+  // Blocks in first-seen (plan) order; columns in first-seen order within each block.
+  std::vector<BlockBuilder> blocks;
+  std::map<std::string, size_t> block_index;
+  for (const auto& run : runs) {
+    for (const CellResult& cell : run.cells) {
+      std::string bkey = cell.benchmark;
+      std::string title = cell.benchmark;
+      std::string colname = cell.variant + "-" + cell.topology;
+      if (options.grouping == Grouping::by_topology) {
+        bkey += "\n" + cell.topology;
+        title += " " + cell.topology;
+        colname = cell.variant;
+      }
+      auto [it, inserted] = block_index.try_emplace(bkey, blocks.size());
+      if (inserted) {
+        BlockBuilder b;
+        b.block.title = title;
+        b.block.benchmark = cell.benchmark;
+        b.block.topology = options.grouping == Grouping::by_topology ? cell.topology : "";
+        blocks.push_back(std::move(b));
+      }
+      BlockBuilder& b = blocks[it->second];
+      Column col;
+      col.name = colname;
+      col.variant = cell.variant;
+      col.topology = cell.topology;
+      col.run = run.name();
+      col.cell = &cell;
+      b.block.columns.push_back(col);
+      b.kinds.push_back(cell.kind);
+    }
+  }
+  // Clashing column names (several runs of one recipe): prefix every column with its run.
+  for (auto& b : blocks) {
+    std::set<std::string> seen;
+    bool clash = false;
+    for (const auto& c : b.block.columns) clash |= !seen.insert(c.name).second;
+    if (clash)
+      for (auto& c : b.block.columns) c.name = c.run + "/" + c.name;
+  }
+
+  for (auto& bb : blocks) {
+    Block& b = bb.block;
+    // Baseline.
+    if (!options.baseline.empty()) {
+      bool found = false;
+      for (size_t i = 0; i < b.columns.size() && !found; ++i)
+        if (b.columns[i].name == options.baseline) b.baseline = i, found = true;
+      for (size_t i = 0; i < b.columns.size() && !found; ++i)
+        if (b.columns[i].variant == options.baseline || b.columns[i].run == options.baseline) b.baseline = i, found = true;
+      if (!found) {
+        std::string names;
+        for (const auto& c : b.columns) names += (names.empty() ? "" : ", ") + c.name;
+        throw Error("baseline '" + options.baseline + "' is not a column of " + b.title,
+                    "name one of: " + names);
+      }
+    }
+    // Failed / unfinished cells.
+    for (const auto& c : b.columns)
+      if (c.cell && c.cell->status != "ok")
+        b.failed.push_back({c.name, c.cell->id, c.cell->status, c.cell->error});
+    // Metrics: first-seen, then sorted by number and operation.
+    std::vector<std::string> metrics;
+    std::map<std::string, std::pair<std::string, bool>> meta;  // metric -> unit, higher
+    for (size_t i = 0; i < b.columns.size(); ++i) {
+      const CellResult* cell = b.columns[i].cell;
+      if (!cell) continue;
+      for (const auto& s : cell->samples) {
+        if (!wanted(bb.kinds[i], s.metric, options)) continue;
+        if (!meta.count(s.metric)) {
+          metrics.push_back(s.metric);
+          meta[s.metric] = {s.unit, s.higher_is_better()};
+        }
+      }
+    }
+    std::stable_sort(metrics.begin(), metrics.end(), [](const std::string& a, const std::string& c) {
+      MetricKey ka = split_metric(a), kc = split_metric(c);
+      if (ka.number != kc.number) return ka.number < kc.number;
+      return prefix_rank(ka.prefix) < prefix_rank(kc.prefix);
+    });
+    for (const auto& m : metrics) {
+      MetricRow row;
+      row.metric = m;
+      row.unit = meta[m].first;
+      row.higher_is_better = meta[m].second;
+      for (const auto& c : b.columns) {
+        std::vector<double> v;
+        if (c.cell && c.cell->status == "ok")
+          for (const auto& s : c.cell->samples)
+            if (!s.warmup && s.metric == m) v.push_back(s.value);
+        row.values.push_back(compute(std::move(v), row.higher_is_better));
+      }
+      const Value& base = row.values[b.baseline];
+      for (size_t i = 0; i < b.columns.size(); ++i) {
+        const Value& v = row.values[i];
+        stats::TestResult r;
+        if (i != b.baseline && !base.empty() && !v.empty())
+          r = stats::test({base.n, base.amean, base.stddev}, {v.n, v.amean, v.stddev}, options.rule);
+        row.tests.push_back(r);
+      }
+      b.metrics.push_back(std::move(row));
+    }
+  }
+  for (auto& bb : blocks) t.blocks.push_back(std::move(bb.block));
+  return t;
+}
+
+}  // namespace smtlab::report

@@ -1,0 +1,66 @@
+#pragma once
+// The comparison as numbers, before any formatting: blocks of columns (one cell each) and metric
+// rows with every statistic and the significance test against the baseline column. All output
+// formats (text, markdown, json, csv, html) render this.
+#include <string>
+#include <vector>
+
+#include "report/options.hpp"
+#include "results/loader.hpp"
+#include "stats/significance.hpp"
+
+namespace smtlab::report {
+
+struct Column {
+  std::string name;  // header text: "<variant>-<topology>" (or "<variant>"; "<run>/" prefixed on clashes)
+  std::string variant, topology, run;
+  const results::CellResult* cell = nullptr;  // null: the run has no such cell
+};
+
+// Statistics of one column for one metric (warm-up samples excluded).
+struct Value {
+  size_t n = 0;
+  double amean = 0, hmean = 0, stddev = 0, coeffvar = 0, min = 0, max = 0, bamean = 0;
+  double ci95 = 0;  // half width of the 95 % confidence interval of the mean
+  bool empty() const { return n == 0; }
+};
+
+struct MetricRow {
+  std::string metric;
+  std::string unit;
+  bool higher_is_better = false;
+  std::vector<Value> values;             // one per column
+  std::vector<stats::TestResult> tests;  // one per column (the baseline's is not significant)
+};
+
+struct FailedCell {
+  std::string column, id, status, error;
+};
+
+struct Block {
+  std::string title;  // "kernbench", or "kernbench HT" when grouped by topology
+  std::string benchmark, topology;
+  std::vector<Column> columns;
+  size_t baseline = 0;
+  std::vector<MetricRow> metrics;
+  std::vector<FailedCell> failed;  // cells of this block that did not end "ok"
+};
+
+struct Tables {
+  stats::RuleOptions rule;
+  std::vector<Block> blocks;
+  std::vector<std::string> warnings;  // loading problems, unknown baseline fallbacks, ...
+};
+
+// Throws smtlab::Error when the baseline names no column of some block.
+Tables build_tables(const std::vector<results::RunResults>& runs, const CompareOptions& options);
+
+// The row name of a statistic for a metric: "Amean" becomes "Hmean" for higher-is-better metrics.
+std::string statistic_label(const std::string& statistic, bool higher_is_better);
+// The value of a statistic ("Min", "Amean", "Stddev", "CoeffVar", "Max", "BAmean-95").
+double statistic_value(const Value& v, const std::string& statistic, bool higher_is_better);
+// Percent change against the baseline, signed so that positive is better (mmtests' convention;
+// Stddev and CoeffVar always lower-is-better). NaN when the baseline is 0 and the value is not.
+double percent_change(const std::string& statistic, double base, double value, bool higher_is_better);
+
+}  // namespace smtlab::report
