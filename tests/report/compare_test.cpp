@@ -1,1 +1,208 @@
 #include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "fixtures.hpp"
+#include "report/compare.hpp"
+#include "util/error.hpp"
+
+using namespace smtlab;
+using nlohmann::json;
+
+namespace {
+
+// A chat run as in seed 004: mainline vs rsdl (-80 % throughput), plus a cell that failed.
+std::filesystem::path chat_run() {
+  std::vector<fixtures::CellSpec> specs(3);
+  specs[0].variant = "mainline";
+  specs[1].variant = "rsdl";
+  specs[2].variant = "broken";
+  for (auto& s : specs) s.topology = "8cpu", s.benchmark = "chat", s.kind = "chat";
+  auto dir = fixtures::temp_dir("chat");
+  auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
+  struct V {
+    double msgs, p50, p99, r, cs;
+  };
+  V v[2] = {{50000, 100, 900, 400, 1100000}, {10000, 300, 2000, 4, 310000}};
+  for (int c = 0; c < 2; ++c) {
+    std::string id = "cell" + std::to_string(c);
+    w.append_sample(id, fixtures::sample("msgs/s", 1, 0, true, "higher", "msgs/s"));  // warm-up run
+    for (int it = 1; it <= 3; ++it) {
+      w.append_sample(id, fixtures::sample("msgs/s", v[c].msgs, it, false, "higher", "msgs/s"));
+      w.append_sample(id, fixtures::sample("latency-p50-us", v[c].p50 + it, it, false, "lower", "us"));
+      w.append_sample(id, fixtures::sample("latency-p99-us", v[c].p99 + it, it, false, "lower", "us"));
+      w.append_sample(id, fixtures::sample("cs/msg", 3, it, false, "lower", ""));
+    }
+    for (int k = 1; k <= 3; ++k) w.append_monitor(id, fixtures::vmstat(10.0 * k, v[c].r + k, v[c].cs + k));
+    w.set_cell_status(id, "ok", {{"bench_s", 120.0 + c}, {"wall_s", 150.5 + c}});
+  }
+  w.set_cell_status("cell2", "failed", {{"error", "kernel panic - not syncing\nmore console"}});
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("chat: Hmean with higher-is-better sign, latency rows, failed cells listed, vmstat, durations") {
+  auto dir = chat_run();
+  auto run = results::load_results(dir);
+  report::CompareOptions o;  // default: Welch
+  report::CompareResult r = report::compare_runs({run}, o);
+  const std::string& text = r.output;
+  INFO(text);
+  CHECK(text.rfind("significance: welch", 0) == 0);
+  // Stat-major rows; Hmean for msgs/s, Amean for latency; op width = longest metric name.
+  CHECK(text.find("\nHmean     msgs/s            50000.00 (   0.00%)    10000.00 * -80.00%*           -           \n") !=
+        std::string::npos);
+  CHECK(text.find("Amean     latency-p50-us      102.00 (   0.00%)      302.00 *-196.08%*") != std::string::npos);
+  CHECK(text.find("Stddev    latency-p99-us        1.00 (   0.00%)        1.00 (   0.00%)") != std::string::npos);
+  CHECK(text.find("cs/msg") == std::string::npos);  // not a default chat row
+  CHECK(text.find("Hmean     msgs/s") < text.find("Amean     latency-p50-us"));
+  CHECK(text.find("Amean     latency-p99-us") < text.find("Stddev    msgs/s"));
+  // Headers split at the first '-'.
+  CHECK(text.find("               mainline                   rsdl                 broken\n") != std::string::npos);
+  CHECK(text.find("                   8cpu                   8cpu                   8cpu\n") != std::string::npos);
+  // The failed cell is listed with the first line of its error.
+  CHECK(text.find("failed:  broken-8cpu (cell cell2): kernel panic - not syncing\n") != std::string::npos);
+  REQUIRE(r.failed.size() == 1);
+  CHECK(r.failed[0].id == "cell2");
+  // Duration table.
+  CHECK(text.find("Duration Bench        120.00      121.00           -") != std::string::npos);
+  CHECK(text.find("Duration Elapsed      150.50      151.50           -") != std::string::npos);
+  // vmstat profile side by side.
+  CHECK(text.find("vmstat chat (vm 0)") != std::string::npos);
+  CHECK(text.find("| mainline-8cpu") != std::string::npos);
+  CHECK(text.find("| rsdl-8cpu") != std::string::npos);
+  CHECK(text.find("     20 | 402 0    0 1600000") != std::string::npos);
+  CHECK(text.find("1100002") != std::string::npos);
+  CHECK(text.find("310003") != std::string::npos);
+  // CI gate: msgs/s and both latencies are significant regressions; none is beyond 300 %.
+  REQUIRE(r.regressions.size() == 3);
+  CHECK(r.regressions[0].metric == "msgs/s");
+  CHECK(r.regressions[0].column == "rsdl-8cpu");
+  CHECK(r.regressions[0].change_pct == Approx(-80.0));
+  CHECK(r.regressions[0].describe() == "chat Hmean msgs/s: rsdl-8cpu is 80.00% worse than mainline-8cpu (50000.00 -> 10000.00)");
+  o.regression_threshold_pct = 150;
+  CHECK(report::compare_runs({run}, o).regressions.size() == 1);  // latency-p50 (-196 %)
+  o.regression_threshold_pct = 300;
+  CHECK(report::compare_runs({run}, o).regressions.empty());
+  CHECK(r.markdown_summary.find("## smtlab compare") != std::string::npos);
+  CHECK(r.markdown_summary.find("**3 significant regression(s) beyond 0.00%:**") != std::string::npos);
+  CHECK(r.markdown_summary.find("failed: `broken-8cpu`") != std::string::npos);
+  CHECK(r.markdown_summary.find("Stddev") == std::string::npos);  // mean rows only
+
+  SECTION("stacked vmstat as in seed 004") {
+    report::CompareOptions s;
+    s.vmstat_layout = report::VmstatLayout::stacked;
+    s.vmstat_columns = {"r", "cs", "id"};
+    std::string t = report::compare({run}, s);
+    CHECK(t.find("rsdl-8cpu\nTime(s) r     cs id\n     10 5 310001  6\n") != std::string::npos);
+  }
+  SECTION("a baseline by name") {
+    report::CompareOptions s;
+    s.baseline = "rsdl-8cpu";
+    s.duration = s.vmstat = false;
+    std::string t = report::compare({run}, s);
+    CHECK(t.find("Hmean     msgs/s            50000.00 * 400.00%*    10000.00 (   0.00%)") != std::string::npos);
+    s.baseline = "nope";
+    CHECK_THROWS_AS(report::compare({run}, s), smtlab::Error);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("markdown, json and csv carry the same numbers") {
+  auto dir = chat_run();
+  auto run = results::load_results(dir);
+  report::CompareOptions o;
+  o.format = report::Format::markdown;
+  std::string md = report::compare({run}, o);
+  CHECK(md.find("### chat") != std::string::npos);
+  CHECK(md.find("| | mainline-8cpu (baseline) | rsdl-8cpu | broken-8cpu |") != std::string::npos);
+  CHECK(md.find("| Hmean msgs/s | 50000.00 (+0.00%) | **10000.00 (-80.00%)** | - |") != std::string::npos);
+  CHECK(md.find("significance: welch") != std::string::npos);
+
+  o.format = report::Format::json;
+  json j = json::parse(report::compare({run}, o));
+  CHECK(j["significance"]["rule"] == "welch");
+  const json& b = j["blocks"].at(0);
+  CHECK(b["baseline"] == "mainline-8cpu");
+  CHECK(b["failed"].at(0)["cell"] == "cell2");
+  const json& msgs = b["metrics"].at(0);
+  CHECK(msgs["metric"] == "msgs/s");
+  CHECK(msgs["better"] == "higher");
+  CHECK(msgs["columns"][1]["Hmean"].get<double>() == Approx(10000.0));
+  CHECK(msgs["columns"][1]["n"] == 3);
+  CHECK(msgs["columns"][1]["test"]["significant"] == true);
+  CHECK(msgs["columns"][2]["n"] == 0);
+  const json& p50 = b["metrics"].at(1);
+  CHECK(p50["metric"] == "latency-p50-us");
+  CHECK(p50["columns"][1]["test"]["ci"][0].get<double>() > 150);  // CI of the difference excludes 0
+  CHECK(b["vmstat"].size() == 2);
+
+  o.format = report::Format::csv;
+  std::string csv = report::compare({run}, o);
+  CHECK(csv.rfind("block,statistic,metric,unit,better,column,variant,topology,n,value,pct_change,significant,", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * 3 * 3);  // Amean+Stddev x 3 metrics x 3 columns
+  size_t at = csv.find("chat,Hmean,msgs/s,msgs/s,higher,rsdl-8cpu,rsdl,8cpu,3,");
+  REQUIRE(at != std::string::npos);
+  std::string line = csv.substr(at, csv.find('\n', at) - at);
+  CHECK(line.find(",yes,") != std::string::npos);
+  CHECK(line.find(",-80") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("grouping by topology, optional rows, several runs and corrupt lines") {
+  std::vector<fixtures::CellSpec> specs;
+  for (std::string topo : {"HT", "noHT"})
+    for (std::string v : {"a", "b"}) {
+      fixtures::CellSpec s;
+      s.variant = v;
+      s.topology = topo;
+      specs.push_back(s);
+    }
+  auto dir = fixtures::temp_dir("topo");
+  {
+    auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
+    for (int c = 0; c < 4; ++c) {
+      std::string id = "cell" + std::to_string(c);
+      auto values = fixtures::five(100 + 10 * c, 1);
+      for (int it = 0; it < 5; ++it) {
+        w.append_sample(id, fixtures::sample("elsp-2", values[it], it + 1));
+        w.append_sample(id, fixtures::sample("user-2", 2 * values[it], it + 1));
+      }
+      w.set_cell_status(id, "ok");
+    }
+  }
+  {
+    std::ofstream f(dir / "cells" / "cell3" / "samples.jsonl", std::ios::app);
+    f << "{broken\n";
+  }
+  auto run = results::load_results(dir);
+  report::CompareOptions o;
+  o.grouping = report::Grouping::by_topology;
+  o.baseline = "b";
+  o.statistics = report::parse_statistics("max,min,amean");
+  o.kernbench_user_sys = true;
+  o.rule.rule = stats::Rule::mmtests_2024;
+  std::string t = report::compare({run}, o);
+  INFO(t);
+  CHECK(t.find("\nkernbench HT\n") != std::string::npos);
+  CHECK(t.find("\nkernbench noHT\n") != std::string::npos);
+  // mmtests' order: Min, then Amean, then Max; user before elsp.
+  CHECK(t.find("Min       user-2") < t.find("Min       elsp-2"));
+  CHECK(t.find("Min       elsp-2") < t.find("Amean     user-2"));
+  CHECK(t.find("Amean     elsp-2") < t.find("Max       user-2"));
+  // Baseline b: a (100) vs b (110), lower is better: +9.09 %, and significant (10 > 1.96 x 2).
+  CHECK(t.find("Amean     elsp-2      100.00 *   9.09%*      110.00 (   0.00%)") != std::string::npos);
+  CHECK(t.find("warning: ") != std::string::npos);
+  CHECK(t.find("skipped 1 corrupt") != std::string::npos);
+  CHECK_THROWS_AS(report::parse_statistics("median"), smtlab::Error);
+  CHECK(report::parse_statistics("all").size() == 6);
+
+  // Two runs of the same recipe: columns are told apart by the run's name.
+  o = {};
+  o.format = report::Format::json;
+  json j = json::parse(report::compare({run, run}, o));
+  CHECK(j["blocks"][0]["columns"].size() == 8);
+  CHECK(j["blocks"][0]["columns"][0]["name"] == run.name() + "/a-HT");
+  std::filesystem::remove_all(dir);
+}
