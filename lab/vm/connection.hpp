@@ -1,0 +1,76 @@
+#pragma once
+// A libvirt connection: by default the embedded QEMU driver (qemu:///embed, no daemon), or any
+// URI given (qemu:///system, qemu+ssh://host/system). Knows which accelerator guests get and
+// what the host's CPUs look like.
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "vm/domain_xml.hpp"
+#include "vm/host_topology.hpp"
+
+typedef struct _virConnect* virConnectPtr;
+typedef struct _virDomain* virDomainPtr;
+
+namespace smtlab::vm {
+
+struct ConnectionInfo {
+  std::string uri;                    // as opened
+  bool embedded = false;              // qemu:///embed: QEMU runs as our child, dies with us
+  std::filesystem::path embed_root;   // embedded only
+  bool local = true;                  // XML paths are this machine's paths
+  Accel accel = Accel::tcg;           // kvm when libvirt offers a usable KVM domain type
+  std::string guest_cpu_model;        // "host-passthrough" (kvm) or the TCG model ("Nehalem")
+  std::string hypervisor;             // "QEMU"
+  std::string qemu_version;           // "7.2.22" (virConnectGetVersion)
+  std::string libvirt_version;        // "9.0.0" (virConnectGetLibVersion)
+  std::string hostname;
+  std::string host_cpu_name;          // /proc/cpuinfo "model name" (local connections only)
+  HostTopology host;                  // from the capabilities XML (cpu model/vendor inside)
+};
+
+// Under TCG this CPU model shows SMT siblings to both Debian 6.1 and 6.12 guests
+// (qemu64 and max do not everywhere: see lab-facts.md).
+inline constexpr const char* kDefaultTcgCpuModel = "Nehalem";
+
+struct DomainWatch;  // lifecycle state of one domain, fed by libvirt events (domain.cpp)
+
+class Connection {
+ public:
+  // "" (or "embed"): the embedded driver at process_embed_root(), guarded by the guardian.
+  // "qemu:///embed?root=DIR": embedded at DIR (qemu.conf written, guardian started).
+  // Anything else is passed to libvirt as given. Throws smtlab::Error with libvirt's message.
+  static std::unique_ptr<Connection> open(const std::string& uri = "");
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  const ConnectionInfo& info() const { return info_; }
+  virConnectPtr raw() const { return conn_; }
+
+  // One-line summary: "qemu:///embed?root=/run/smtlab-0/0: QEMU 7.2.22, libvirt 9.0.0, tcg
+  // (Nehalem), host 2 CPUs: 1 socket x 2 cores x 1 thread (no SMT)".
+  std::string describe() const;
+
+  // Used by Domain: lifecycle events for `name` go to the returned watch until unwatch().
+  std::shared_ptr<DomainWatch> watch(const std::string& name);
+  void unwatch(const std::string& name);
+
+ private:
+  Connection() = default;
+  static int on_lifecycle(virConnectPtr, virDomainPtr, int event, int detail, void* self);
+
+  virConnectPtr conn_ = nullptr;
+  int callback_id_ = -1;
+  bool loop_acquired_ = false;
+  ConnectionInfo info_;
+  std::mutex watches_mutex_;
+  std::map<std::string, std::shared_ptr<DomainWatch>> watches_;
+};
+
+// libvirt's last error message ("" when none), for error texts.
+std::string libvirt_error();
+
+}  // namespace smtlab::vm

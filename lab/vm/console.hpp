@@ -1,0 +1,38 @@
+#pragma once
+// Reading a guest's serial console log: bounded reads, and what in it means the guest failed
+// (kernel panic, oops, BUG, smtlab-init errors). Console text is untrusted guest output.
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace smtlab::vm {
+
+enum class ConsoleProblem { panic, oops, bug, warning, init_error };
+std::string to_string(ConsoleProblem kind);  // "panic", "oops", ...
+
+struct ConsoleFinding {
+  ConsoleProblem kind;
+  size_t line_number = 0;  // 1-based, within the scanned text
+  std::string line;        // the line, control characters replaced, at most 512 bytes
+};
+
+// Every problem line, in order. panic: "Kernel panic - not syncing" / "---[ end Kernel panic";
+// oops: "Oops:" / "general protection fault"; bug: "BUG:" / "kernel BUG at"; warning:
+// "WARNING: CPU:" (kernel WARN); init_error: "smtlab-init: error:".
+std::vector<ConsoleFinding> scan_console(std::string_view text);
+
+// True when a finding means the guest cannot be trusted (everything but `warning`).
+bool is_fatal(const std::vector<ConsoleFinding>& findings);
+
+// The first fatal finding, as "kernel panic: <line>" (or "" when there is none).
+std::string first_problem(const std::vector<ConsoleFinding>& findings);
+
+// The last `lines` lines (control characters replaced), without a trailing newline.
+std::string console_tail(std::string_view text, size_t lines);
+
+// The last `max_bytes` bytes of the file (the whole file when smaller); "" when it does not
+// exist. Starts at a line boundary when it had to cut.
+std::string read_console(const std::filesystem::path& file, size_t max_bytes = 1 << 20);
+
+}  // namespace smtlab::vm

@@ -1,0 +1,41 @@
+#pragma once
+// Where each vCPU (and each VM's emulator threads) may run on the host. Pure: topology in,
+// per-VM cpusets out; impossible requests throw smtlab::Error saying why and what to change.
+#include <string>
+#include <vector>
+
+#include "vm/domain_xml.hpp"
+#include "vm/host_topology.hpp"
+
+namespace smtlab::vm {
+
+enum class PinPolicy {
+  none,    // no pins (vCPUs float over host_cpus when given, else everywhere)
+  vcpu,    // one host CPU per vCPU, across all VMs; error when too few
+  core,    // sibling-aware: the threads of a virtual core on the threads of one host core
+  shared,  // every VM's vCPUs float over the same host CPUs (overcommit allowed)
+};
+std::string to_string(PinPolicy policy);
+
+struct PinRequest {
+  int vms = 1;
+  VcpuTopology topology;       // per VM
+  std::vector<int> host_cpus;  // empty: every online host CPU
+  PinPolicy policy = PinPolicy::none;
+  bool allow_fallback = false;  // core on a host without SMT: fall back to vcpu instead of failing
+};
+
+struct VmPinning {
+  std::vector<std::string> vcpus;  // empty (no pins) or one cpuset per vCPU, for DomainSpec::vcpu_pins
+  std::string emulator;            // "" = unpinned, for DomainSpec::emulator_pin
+};
+
+struct PinPlan {
+  PinPolicy applied = PinPolicy::none;  // differs from the request only after a fallback
+  std::vector<VmPinning> vms;           // one per VM
+  std::vector<std::string> notes;       // what was decided and why (fallbacks, shared emulators)
+};
+
+PinPlan plan_pinning(const PinRequest& request, const HostTopology& host);
+
+}  // namespace smtlab::vm

@@ -1,0 +1,112 @@
+#include "fixture.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/paths.hpp"
+#include "util/process.hpp"
+
+namespace smtlab::vm::test {
+namespace fs = std::filesystem;
+
+fs::path debian_612_kernel() {
+  fs::path dir = cache_dir() / "vm-test" / "linux-6.12-cloud";
+  fs::path marker = dir / "vmlinuz-path";
+  if (fs::exists(marker)) {
+    fs::path p = read_file(marker);
+    if (fs::exists(p)) return p;
+  }
+  auto search = run_checked({"apt-cache", "search", "--names-only",
+                             "^linux-image-6\\.12\\..*\\+deb12-cloud-amd64-unsigned$"});
+  std::vector<std::string> names;
+  std::istringstream lines(search.out);
+  for (std::string line; std::getline(lines, line);)
+    if (auto sp = line.find(' '); sp != std::string::npos) names.push_back(line.substr(0, sp));
+  if (names.empty()) throw Error("no linux-image-6.12 cloud kernel package in the apt lists");
+  auto sorted = run_checked({"sort", "-V"}, ProcessOptions{.stdin_data = [&] {
+                              std::string s;
+                              for (auto& n : names) s += n + "\n";
+                              return s;
+                            }()});
+  std::string newest = sorted.out.substr(0, sorted.out.size() - 1);
+  newest = newest.substr(newest.rfind('\n') == std::string::npos ? 0 : newest.rfind('\n') + 1);
+  fs::create_directories(dir / "dl");
+  run_checked({"apt-get", "download", newest}, ProcessOptions{.cwd = dir / "dl"});
+  for (auto& e : fs::directory_iterator(dir / "dl"))
+    if (e.path().extension() == ".deb") run_checked({"dpkg-deb", "-x", e.path(), dir / "x"});
+  for (auto& e : fs::directory_iterator(dir / "x" / "boot"))
+    if (e.path().filename().string().rfind("vmlinuz-", 0) == 0) {
+      write_file_atomic(marker, e.path().string());
+      fs::remove_all(dir / "dl");
+      return e.path();
+    }
+  throw Error("the kernel package " + newest + " has no boot/vmlinuz-*");
+}
+
+fs::path make_initramfs(const fs::path& dir, const std::string& init_script) {
+  fs::path tree = dir / "initramfs-tree";
+  fs::remove_all(tree);
+  fs::create_directories(tree / "bin");
+  for (auto d : {"proc", "sys", "dev", "tmp", "sbin"}) fs::create_directories(tree / d);
+  fs::copy_file("/bin/busybox", tree / "bin" / "busybox");
+  fs::create_symlink("busybox", tree / "bin" / "sh");
+  if (!init_script.empty()) {
+    write_file_atomic(tree / "init", init_script);
+    fs::permissions(tree / "init", fs::perms(0755));
+  }
+  std::string list;
+  for (auto& e : fs::recursive_directory_iterator(tree))
+    list += e.path().lexically_relative(tree).string() + "\n";
+  fs::path image = dir / "initramfs.cpio";
+  auto r = run_checked({"cpio", "--quiet", "-o", "-H", "newc", "-R", "0:0"},
+                       ProcessOptions{.cwd = tree, .stdin_data = list});
+  write_file_atomic(image, r.out);
+  return image;
+}
+
+std::string topology_init_script() {
+  return R"SH(#!/bin/sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+echo "smtlab-test: kernel $(uname -r)"
+echo "smtlab-test: online $(cat /sys/devices/system/cpu/online)"
+echo "smtlab-test: smt $(cat /sys/devices/system/cpu/smt/active 2>/dev/null || echo none)"
+for c in /sys/devices/system/cpu/cpu[0-9]*; do
+  if [ -f $c/topology/thread_siblings_list ]; then
+    echo "smtlab-test: $(basename $c) core $(cat $c/topology/core_id) siblings $(cat $c/topology/thread_siblings_list)"
+  fi
+done
+for p in /sys/class/virtio-ports/*; do
+  if [ "$(cat $p/name 2>/dev/null)" = org.smtlab.results.0 ]; then
+    echo "results-line $(uname -r)" > /dev/$(basename $p)
+  fi
+done
+echo "smtlab-test: done"
+poweroff -f
+)SH";
+}
+
+fs::path scratch_dir(const std::string& name) {
+  fs::path dir = fs::path("/tmp") / ("smtlab-vmtest-" + std::to_string(getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+int pgrep_qemu_under(const fs::path& root) {
+  auto r = run_process({"pgrep", "-f", "qemu-system.*" + root.string() + "/"});
+  int n = 0;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) ++n;
+  return n;
+}
+
+}  // namespace smtlab::vm::test

@@ -1,0 +1,243 @@
+// Boots real kernels through the embedded libvirt driver (TCG here). Each test must end with
+// no qemu-system process left under our embedded root.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "fixture.hpp"
+#include "util/cpulist.hpp"
+#include "util/files.hpp"
+#include "vm/connection.hpp"
+#include "vm/console.hpp"
+#include "vm/domain.hpp"
+#include "vm/embed_root.hpp"
+#include "vm/pinning.hpp"
+
+using namespace smtlab;
+using namespace smtlab::vm;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+extern char** environ;
+
+namespace {
+
+Connection& connection() {
+  static auto conn = Connection::open();
+  return *conn;
+}
+
+DomainSpec guest(const fs::path& dir, const std::string& tag, VcpuTopology topo,
+                 const fs::path& initrd) {
+  auto& c = connection();
+  DomainSpec s;
+  s.name = unique_domain_name(tag, 0);
+  s.topology = topo;
+  s.memory_mib = 384;
+  s.accel = c.info().accel;
+  s.cpu_model = c.info().guest_cpu_model;
+  s.kernel = test::debian_612_kernel();
+  s.initrd = initrd;
+  s.cmdline = "console=ttyS0 panic=-1 quiet";
+  s.console_log = dir / "console.log";
+  s.results_channel = dir / "results";
+  return s;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+  return ("\n" + text).find("\n" + line) != std::string::npos;
+}
+
+// Runs the helper with stdout on a pipe; returns its pid and the first line it printed.
+std::pair<pid_t, std::string> spawn_helper(const std::string& mode, const fs::path& kernel,
+                                           const fs::path& initrd, const fs::path& dir) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  std::string exe = std::string(SMTLAB_BINARY_DIR) + "/bin/vm_kill_helper";
+  std::vector<std::string> args = {exe, mode, kernel.string(), initrd.string(), dir.string()};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  REQUIRE(posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  std::string line;
+  auto deadline = std::chrono::steady_clock::now() + 40s;
+  char ch;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, 200) <= 0) continue;
+    if (read(fds[0], &ch, 1) != 1) break;
+    if (ch == '\n') break;
+    line += ch;
+  }
+  close(fds[0]);
+  return {pid, line};
+}
+
+}  // namespace
+
+TEST_CASE("the embedded connection reports versions, accelerator and host CPUs", "[vm]") {
+  auto& c = connection();
+  const auto& info = c.info();
+  CHECK(info.embedded);
+  CHECK(info.hypervisor == "QEMU");
+  CHECK(info.qemu_version.rfind("7.", 0) == 0);
+  CHECK(info.libvirt_version.rfind("9.", 0) == 0);
+  bool kvm_usable = access("/dev/kvm", R_OK | W_OK) == 0;
+  CHECK((info.accel == Accel::kvm) == kvm_usable);
+  if (!kvm_usable) CHECK(info.guest_cpu_model == "Nehalem");
+  CHECK(static_cast<long>(info.host.cpus.size()) == sysconf(_SC_NPROCESSORS_ONLN));
+  INFO(c.describe());
+  CHECK(info.embed_root.string().size() < 60);
+}
+
+TEST_CASE("a 1x1x2x2 guest sees two sibling pairs and SMT active, and reports on its port", "[vm]") {
+  auto dir = test::scratch_dir("smt");
+  auto initrd = test::make_initramfs(dir, test::topology_init_script());
+  auto spec = guest(dir, "smt", {1, 1, 2, 2}, initrd);
+  auto started = std::chrono::steady_clock::now();
+  {
+    auto dom = Domain::start(connection(), spec);
+    CHECK(dom.qemu_pid() > 0);
+    REQUIRE(dom.wait_stopped(60s) == WaitResult::stopped);
+    dom.destroy();
+    auto info = dom.stop_info();
+    INFO(fmt::format("events: {}", fmt::join(info.events, ", ")));
+    CHECK(info.guest_initiated);
+    CHECK_FALSE(info.crashed);
+    CHECK(process_gone(dom.qemu_pid()));
+  }
+  auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  WARN("boot to power-off and gone: " << elapsed << " s");
+  auto console = read_console(spec.console_log);
+  INFO(console_tail(console, 40));
+  CHECK(has_line(console, "smtlab-test: kernel 6.12."));
+  CHECK(has_line(console, "smtlab-test: online 0-3"));
+  CHECK(has_line(console, "smtlab-test: smt 1"));
+  CHECK(has_line(console, "smtlab-test: cpu0 core 0 siblings 0-1"));
+  CHECK(has_line(console, "smtlab-test: cpu1 core 0 siblings 0-1"));
+  CHECK(has_line(console, "smtlab-test: cpu2 core 1 siblings 2-3"));
+  CHECK(has_line(console, "smtlab-test: cpu3 core 1 siblings 2-3"));
+  CHECK(has_line(console, "smtlab-test: done"));
+  CHECK_FALSE(is_fatal(scan_console(console)));
+  auto results = read_file(spec.results_channel);
+  CHECK(results.rfind("results-line 6.12.", 0) == 0);
+  CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
+}
+
+TEST_CASE("two VMs with 4 vCPUs each share the host CPUs and boot at the same time", "[vm]") {
+  auto& c = connection();
+  PinRequest req;
+  req.vms = 2;
+  req.topology = {1, 1, 2, 2};
+  req.policy = PinPolicy::shared;
+  auto plan = plan_pinning(req, c.info().host);
+  auto dir = test::scratch_dir("shared");
+  auto initrd = test::make_initramfs(dir, test::topology_init_script());
+  std::vector<DomainSpec> specs;
+  for (int i = 0; i < 2; ++i) {
+    fs::create_directories(dir / std::to_string(i));
+    auto s = guest(dir / std::to_string(i), "shared", req.topology, initrd);
+    s.name = unique_domain_name("shared", i);
+    s.vcpu_pins = plan.vms[i].vcpus;
+    s.emulator_pin = plan.vms[i].emulator;
+    specs.push_back(s);
+  }
+  CHECK(specs[0].vcpu_pins[3] == format_cpulist(c.info().host.ids()));
+  {
+    DomainGroup group;
+    group.start(c, specs);
+    REQUIRE(group.size() == 2);
+    // Both run at once: neither has stopped right after the second one started.
+    CHECK_FALSE(group[0].is_stopped());
+    CHECK_FALSE(group[1].is_stopped());
+    REQUIRE(group.wait_all_stopped(80s) == WaitResult::stopped);
+    group.destroy_all();
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto console = read_console(specs[i].console_log);
+    INFO("vm " << i << ":\n" << console_tail(console, 30));
+    CHECK(has_line(console, "smtlab-test: online 0-3"));
+    CHECK(has_line(console, "smtlab-test: smt 1"));
+    CHECK(has_line(console, "smtlab-test: done"));
+    CHECK(read_file(specs[i].results_channel).rfind("results-line 6.12.", 0) == 0);
+  }
+  CHECK(test::pgrep_qemu_under(c.info().embed_root) == 0);
+}
+
+TEST_CASE("a guest whose init cannot run is reported as a kernel panic with the panic line", "[vm]") {
+  auto dir = test::scratch_dir("panic");
+  auto initrd = test::make_initramfs(dir, "");  // no /init
+  auto spec = guest(dir, "panic", {1, 1, 1, 1}, initrd);
+  spec.cmdline = "console=ttyS0 panic=-1 init=/nonexistent";
+  {
+    auto dom = Domain::start(connection(), spec);
+    REQUIRE(dom.wait_stopped(60s) == WaitResult::stopped);
+    dom.destroy();
+    INFO(fmt::format("events: {}", fmt::join(dom.stop_info().events, ", ")));
+    CHECK(dom.stop_info().stopped);
+  }
+  auto console = read_console(spec.console_log);
+  auto findings = scan_console(console);
+  INFO(console_tail(console, 20));
+  REQUIRE(is_fatal(findings));
+  auto problem = first_problem(findings);
+  CHECK(problem.find("Kernel panic - not syncing") != std::string::npos);
+  CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
+}
+
+TEST_CASE("kill -9 of the process that started a guest leaves no QEMU 5 s later", "[vm]") {
+  auto dir = test::scratch_dir("kill");
+  auto initrd = test::make_initramfs(dir, "#!/bin/sh\n/bin/busybox sleep 600\n");
+  auto [pid, line] = spawn_helper("wait", test::debian_612_kernel(), initrd, dir);
+  INFO("helper said: " << line);
+  REQUIRE(line.rfind("started ", 0) == 0);
+  auto rest = line.substr(8);
+  fs::path root = rest.substr(0, rest.find(' '));
+  int qemu = std::stoi(rest.substr(rest.find(' ') + 1));
+  REQUIRE(qemu > 0);
+  CHECK_FALSE(process_gone(qemu));
+  CHECK(test::pgrep_qemu_under(root) == 1);
+  REQUIRE(kill(pid, SIGKILL) == 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  std::this_thread::sleep_for(5s);
+  CHECK(process_gone(qemu));
+  CHECK(test::pgrep_qemu_under(root) == 0);
+}
+
+TEST_CASE("SIGINT makes the process tear its guest down and exit", "[vm]") {
+  auto dir = test::scratch_dir("sigint");
+  auto initrd = test::make_initramfs(dir, "#!/bin/sh\n/bin/busybox sleep 600\n");
+  auto [pid, line] = spawn_helper("sigint", test::debian_612_kernel(), initrd, dir);
+  INFO("helper said: " << line);
+  REQUIRE(line.rfind("started ", 0) == 0);
+  auto rest = line.substr(8);
+  fs::path root = rest.substr(0, rest.find(' '));
+  int qemu = std::stoi(rest.substr(rest.find(' ') + 1));
+  REQUIRE(kill(pid, SIGINT) == 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  // Torn down by the process itself (not the guardian): gone as soon as it exited.
+  CHECK(process_gone(qemu));
+  CHECK(test::pgrep_qemu_under(root) == 0);
+}

@@ -1,0 +1,349 @@
+// Pure parts of the vm module: domain XML, pinning, host capabilities, console scanning.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "util/error.hpp"
+#include "vm/console.hpp"
+#include "vm/domain_xml.hpp"
+#include "vm/host_topology.hpp"
+#include "vm/pinning.hpp"
+
+using namespace smtlab;
+using namespace smtlab::vm;
+
+namespace {
+
+DomainSpec basic_spec() {
+  DomainSpec s;
+  s.name = "smtlab-cell-vm0-abcdef";
+  s.topology = {1, 1, 2, 2};
+  s.memory_mib = 2048;
+  s.kernel = "/k/vmlinuz";
+  s.initrd = "/k/initrd";
+  s.cmdline = "console=ttyS0 panic=-1";
+  s.console_log = "/r/console.log";
+  s.results_channel = "/r/results";
+  return s;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("xml_escape escapes markup and refuses control characters", "[xml]") {
+  CHECK(xml_escape("a<b>&\"c'd") == "a&lt;b&gt;&amp;&quot;c&apos;d");
+  CHECK(xml_escape("$(rm -rf /) `x` ; |") == "$(rm -rf /) `x` ; |");
+  CHECK(xml_escape("tab\tok") == "tab\tok");
+  CHECK_THROWS_AS(xml_escape(std::string("nul\0x", 5)), Error);
+  CHECK_THROWS_AS(xml_escape("esc\x1b[0m"), Error);
+}
+
+TEST_CASE("domain names are validated", "[xml]") {
+  CHECK_NOTHROW(validate_domain_name("smtlab-3f2a9c01d4e5-vm0-a1b2c3"));
+  CHECK_THROWS_AS(validate_domain_name(""), Error);
+  CHECK_THROWS_AS(validate_domain_name("a/b"), Error);
+  CHECK_THROWS_AS(validate_domain_name("a\nb"), Error);
+  CHECK_THROWS_AS(validate_domain_name(" lead"), Error);
+  CHECK_THROWS_AS(validate_domain_name(std::string(101, 'a')), Error);
+  auto a = unique_domain_name("3f2a9c01d4e5", 1);
+  auto b = unique_domain_name("3f2a9c01d4e5", 1);
+  CHECK(a.rfind("smtlab-3f2a9c01d4e5-vm1-", 0) == 0);
+  CHECK(a.size() == std::string("smtlab-3f2a9c01d4e5-vm1-").size() + 6);
+  CHECK(a != b);
+  CHECK_THROWS_AS(unique_domain_name("bad/cell", 0), Error);
+}
+
+TEST_CASE("domain XML carries topology, boot, devices and lifecycle policy", "[xml]") {
+  auto s = basic_spec();
+  s.vcpu_pins = {"0", "1", "2", "3"};
+  s.emulator_pin = "4-5";
+  s.disk = "/r/overlay.qcow2";
+  s.control_socket = "/r/control.sock";
+  auto x = domain_xml(s);
+  CHECK(has(x, "<domain type='qemu'>"));
+  CHECK(has(x, "<name>smtlab-cell-vm0-abcdef</name>"));
+  CHECK(has(x, "<memory unit='MiB'>2048</memory>"));
+  CHECK(has(x, "<vcpu placement='static'>4</vcpu>"));
+  CHECK(has(x, "<model fallback='forbid'>Nehalem</model>"));
+  CHECK(has(x, "<topology sockets='1' dies='1' cores='2' threads='2'/>"));
+  CHECK(has(x, "<vcpupin vcpu='3' cpuset='3'/>"));
+  CHECK(has(x, "<emulatorpin cpuset='4-5'/>"));
+  CHECK(has(x, "<kernel>/k/vmlinuz</kernel>"));
+  CHECK(has(x, "<initrd>/k/initrd</initrd>"));
+  CHECK(has(x, "<cmdline>console=ttyS0 panic=-1</cmdline>"));
+  CHECK(has(x, "<driver name='qemu' type='qcow2'"));
+  CHECK(has(x, "<source file='/r/overlay.qcow2'/>"));
+  CHECK(has(x, "<target dev='vda' bus='virtio'/>"));
+  CHECK(has(x, "<serial type='file'>"));
+  CHECK(has(x, "<source path='/r/console.log' append='on'/>"));
+  CHECK(has(x, "<target type='virtio' name='org.smtlab.results.0'/>"));
+  CHECK(has(x, "<source mode='bind' path='/r/control.sock'/>"));
+  CHECK(has(x, "<target type='virtio' name='org.smtlab.control.0'/>"));
+  CHECK(has(x, "<memballoon model='none'/>"));
+  CHECK(has(x, "<on_poweroff>destroy</on_poweroff>"));
+  CHECK(has(x, "<on_reboot>destroy</on_reboot>"));
+  CHECK(has(x, "<on_crash>destroy</on_crash>"));
+  CHECK_FALSE(has(x, "<interface"));
+  s.network = true;
+  CHECK(has(domain_xml(s), "<interface type='user'>"));
+}
+
+TEST_CASE("domain XML under KVM uses host-passthrough", "[xml]") {
+  auto s = basic_spec();
+  s.accel = Accel::kvm;
+  auto x = domain_xml(s);
+  CHECK(has(x, "<domain type='kvm'>"));
+  CHECK(has(x, "<cpu mode='host-passthrough'"));
+  CHECK_FALSE(has(x, "Nehalem"));
+}
+
+TEST_CASE("hostile strings are escaped in the domain XML", "[xml]") {
+  auto s = basic_spec();
+  s.cmdline = "a=\"q\" b='s' c=<x>&y $(reboot) d e";
+  s.kernel = "/dir with spaces/it's <k>&.bz";
+  auto x = domain_xml(s);
+  CHECK(has(x, "<cmdline>a=&quot;q&quot; b=&apos;s&apos; c=&lt;x&gt;&amp;y $(reboot) d e</cmdline>"));
+  CHECK(has(x, "<kernel>/dir with spaces/it&apos;s &lt;k&gt;&amp;.bz</kernel>"));
+  CHECK_FALSE(has(x, "<x>"));
+}
+
+TEST_CASE("invalid specs are refused with the field named", "[xml]") {
+  auto s = basic_spec();
+  s.kernel = "relative/vmlinuz";
+  CHECK_THROWS_WITH(domain_xml(s), Catch::Contains("kernel must be an absolute path"));
+  s = basic_spec();
+  s.vcpu_pins = {"0", "1"};
+  CHECK_THROWS_WITH(domain_xml(s), Catch::Contains("2 vCPU pins for 4 vCPUs"));
+  s = basic_spec();
+  s.vcpu_pins = {"0", "1", "2", "3'/><evil/>"};
+  CHECK_THROWS_AS(domain_xml(s), Error);
+  s = basic_spec();
+  s.topology.threads = 0;
+  CHECK_THROWS_AS(domain_xml(s), Error);
+  s = basic_spec();
+  s.control_socket = "/" + std::string(120, 'x');
+  CHECK_THROWS_WITH(domain_xml(s), Catch::Contains("UNIX sockets"));
+  s = basic_spec();
+  s.uuid = "not-a-uuid";
+  CHECK_THROWS_AS(domain_xml(s), Error);
+  s.uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
+  CHECK(has(domain_xml(s), "<uuid>0f8fad5b-d9cb-469f-a165-70867728950e</uuid>"));
+}
+
+TEST_CASE("host capabilities XML gives CPUs, siblings and the CPU model", "[host]") {
+  const char* caps = R"(<capabilities>
+  <host>
+    <uuid>x</uuid>
+    <cpu>
+      <arch>x86_64</arch>
+      <model>Skylake-Client-IBRS</model>
+      <vendor>Intel</vendor>
+      <topology sockets='1' dies='1' cores='2' threads='2'/>
+    </cpu>
+    <topology>
+      <cells num='1'>
+        <cell id='0'>
+          <cpus num='4'>
+            <cpu id='0' socket_id='0' die_id='0' core_id='0' siblings='0,2'/>
+            <cpu id='1' socket_id='0' die_id='0' core_id='1' siblings='1,3'/>
+            <cpu id='2' socket_id='0' die_id='0' core_id='0' siblings='0,2'/>
+            <cpu id='3' socket_id='0' die_id='0' core_id='1' siblings='1,3'/>
+          </cpus>
+        </cell>
+      </cells>
+    </topology>
+  </host>
+  <guest><arch name='x86_64'/></guest>
+</capabilities>)";
+  auto h = parse_host_capabilities(caps);
+  REQUIRE(h.cpus.size() == 4);
+  CHECK(h.cpu_model == "Skylake-Client-IBRS");
+  CHECK(h.cpu_vendor == "Intel");
+  CHECK(h.arch == "x86_64");
+  CHECK(h.cpus[2].core_id == 0);
+  CHECK(h.cpus[2].siblings == std::vector<int>{0, 2});
+  CHECK(h.threads_per_core() == 2);
+  CHECK(h.smt());
+  CHECK(h.cores() == 2);
+  CHECK(h.describe() == "4 CPUs: 1 socket x 2 cores x 2 threads (SMT)");
+  CHECK_THROWS_AS(parse_host_capabilities("<capabilities><host></host></capabilities>"), Error);
+}
+
+TEST_CASE("pinning on a 2-CPU host without SMT (like this machine)", "[pinning]") {
+  auto host = HostTopology::uniform(1, 2, 1);
+  REQUIRE_FALSE(host.smt());
+  PinRequest r;
+  r.topology = {1, 1, 1, 2};
+
+  SECTION("none pins nothing") {
+    auto p = plan_pinning(r, host);
+    REQUIRE(p.vms.size() == 1);
+    CHECK(p.vms[0].vcpus.empty());
+    CHECK(p.vms[0].emulator.empty());
+  }
+  SECTION("vcpu: one host CPU each; emulators share when nothing is spare") {
+    r.policy = PinPolicy::vcpu;
+    auto p = plan_pinning(r, host);
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "1"});
+    CHECK(p.vms[0].emulator == "0-1");
+    r.topology = {1, 1, 2, 2};
+    CHECK_THROWS_WITH(plan_pinning(r, host), Catch::Contains("needs one host CPU per vCPU") &&
+                                                 Catch::Contains("= 4") &&
+                                                 Catch::Contains("are 2"));
+  }
+  SECTION("core needs SMT on the host: error, or fallback when allowed") {
+    r.policy = PinPolicy::core;
+    CHECK_THROWS_WITH(plan_pinning(r, host), Catch::Contains("no SMT"));
+    r.allow_fallback = true;
+    auto p = plan_pinning(r, host);
+    CHECK(p.applied == PinPolicy::vcpu);
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "1"});
+    REQUIRE_FALSE(p.notes.empty());
+    CHECK(has(p.notes[0], "fell back"));
+  }
+  SECTION("shared: two 4-vCPU VMs over both CPUs (overcommit)") {
+    r.policy = PinPolicy::shared;
+    r.vms = 2;
+    r.topology = {1, 1, 2, 2};
+    auto p = plan_pinning(r, host);
+    REQUIRE(p.vms.size() == 2);
+    for (auto& vm : p.vms) {
+      CHECK(vm.vcpus == std::vector<std::string>(4, "0-1"));
+      CHECK(vm.emulator == "0-1");
+    }
+    CHECK(has(p.notes[0], "overcommit: 8 vCPUs share 2 host CPU(s)"));
+  }
+  SECTION("unknown host CPUs are refused") {
+    r.policy = PinPolicy::vcpu;
+    r.host_cpus = {1, 7};
+    CHECK_THROWS_WITH(plan_pinning(r, host), Catch::Contains("host CPU 7 is not an online CPU"));
+  }
+}
+
+TEST_CASE("pinning on an 8-CPU host with 4 cores x 2 threads", "[pinning]") {
+  // Linux numbering with siblings apart: core k = CPUs k and k+4.
+  auto host = HostTopology::uniform(1, 4, 2, /*siblings_apart=*/true);
+  REQUIRE(host.cpus.size() == 8);
+  REQUIRE(host.find(1)->siblings == std::vector<int>{1, 5});
+  PinRequest r;
+
+  SECTION("core: the two threads of each virtual core on the two threads of one host core") {
+    r.policy = PinPolicy::core;
+    r.topology = {1, 1, 2, 2};
+    auto p = plan_pinning(r, host);
+    CHECK(p.applied == PinPolicy::core);
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "4", "1", "5"});
+    CHECK(p.vms[0].emulator == "2-3,6-7");  // the untouched cores
+  }
+  SECTION("core: two VMs get disjoint host cores; too many cores is an error") {
+    r.policy = PinPolicy::core;
+    r.vms = 2;
+    r.topology = {1, 1, 2, 2};
+    auto p = plan_pinning(r, host);
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "4", "1", "5"});
+    CHECK(p.vms[1].vcpus == std::vector<std::string>{"2", "6", "3", "7"});
+    CHECK(p.vms[0].emulator == "0-1,4-5");  // nothing spare: alongside its own vCPUs
+    CHECK(p.vms[1].emulator == "2-3,6-7");
+    r.vms = 3;
+    CHECK_THROWS_WITH(plan_pinning(r, host), Catch::Contains("one host core per virtual core") &&
+                                                 Catch::Contains("= 6"));
+  }
+  SECTION("core with one thread per virtual core: one host core each, siblings left idle") {
+    r.policy = PinPolicy::core;
+    r.topology = {1, 1, 2, 1};
+    auto p = plan_pinning(r, host);
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "1"});
+  }
+  SECTION("a restricted host CPU set keeps emulators outside it") {
+    r.policy = PinPolicy::core;
+    r.topology = {1, 1, 1, 2};
+    r.host_cpus = {0, 4};
+    auto p = plan_pinning(r, host);
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "4"});
+    CHECK(p.vms[0].emulator == "1-3,5-7");
+    r.host_cpus = {0, 1};  // two CPUs of different cores: no core has two threads in the set
+    CHECK_THROWS_WITH(plan_pinning(r, host), Catch::Contains("1 thread(s) per core"));
+  }
+  SECTION("vcpu: in CPU order, emulators on what is left") {
+    r.policy = PinPolicy::vcpu;
+    r.topology = {1, 1, 3, 1};
+    auto p = plan_pinning(r, host);
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "1", "2"});
+    CHECK(p.vms[0].emulator == "3-7");
+  }
+  SECTION("none with a host set: vCPUs float over it") {
+    r.topology = {1, 1, 2, 1};
+    r.host_cpus = {2, 3};
+    auto p = plan_pinning(r, host);
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"2-3", "2-3"});
+    CHECK(p.vms[0].emulator.empty());
+  }
+}
+
+TEST_CASE("console scanning finds panics, oopses, BUGs and init errors with their lines", "[console]") {
+  std::string text =
+      "[    0.000000] Linux version 6.12\r\n"
+      "smtlab-init: error: no device /dev/vda after 10 s\n"
+      "[    1.0] BUG: kernel NULL pointer dereference, address: 0000000000000000\n"
+      "[    1.1] Oops: 0000 [#1] PREEMPT SMP NOPTI\n"
+      "[    1.2] WARNING: CPU: 1 PID: 1 at kernel/foo.c:12 bar+0x1\n"
+      "[    2.0] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000009\n"
+      "[    2.1] ---[ end Kernel panic - not syncing: Attempted to kill init! ]---\n";
+  auto f = scan_console(text);
+  REQUIRE(f.size() == 6);
+  CHECK(f[0].kind == ConsoleProblem::init_error);
+  CHECK(f[0].line_number == 2);
+  CHECK(f[0].line == "smtlab-init: error: no device /dev/vda after 10 s");
+  CHECK(f[1].kind == ConsoleProblem::bug);
+  CHECK(f[2].kind == ConsoleProblem::oops);
+  CHECK(f[3].kind == ConsoleProblem::warning);
+  CHECK(f[4].kind == ConsoleProblem::panic);
+  CHECK(f[5].kind == ConsoleProblem::panic);
+  CHECK(is_fatal(f));
+  CHECK(first_problem(f) ==
+        "kernel panic: [    2.0] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000009");
+
+  auto clean = scan_console("[ 0.1] booting\nsmtlab-guest: hello\n[ 1.0] WARNING: CPU: 0 PID: 1 at x\n");
+  CHECK_FALSE(is_fatal(clean));
+  CHECK(first_problem(clean).empty());
+  CHECK(scan_console("").empty());
+}
+
+TEST_CASE("console lines from the guest are sanitized and bounded", "[console]") {
+  std::string evil = "Kernel panic - not syncing: \x1b[31mred\x07" + std::string(2000, 'x') + "\n";
+  auto f = scan_console(evil);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].line.size() <= 512);
+  CHECK(f[0].line.find('\x1b') == std::string::npos);
+  CHECK(f[0].line.find('\x07') == std::string::npos);
+}
+
+TEST_CASE("console_tail returns the last lines", "[console]") {
+  CHECK(console_tail("a\nb\nc\n", 2) == "b\nc");
+  CHECK(console_tail("a\nb\nc", 2) == "b\nc");
+  CHECK(console_tail("a\nb\nc\n", 10) == "a\nb\nc");
+  CHECK(console_tail("a\nb\n", 1) == "b");
+  CHECK(console_tail("only", 3) == "only");
+  CHECK(console_tail("a\r\nb\r\n", 5) == "a\nb");
+  CHECK(console_tail("", 3).empty());
+  CHECK(console_tail("a\nb\n", 0).empty());
+}
+
+TEST_CASE("read_console reads a bounded tail starting at a line", "[console]") {
+  auto file = std::filesystem::temp_directory_path() / "smtlab-vm-console-test.log";
+  {
+    std::ofstream out(file);
+    for (int i = 0; i < 1000; ++i) out << "line " << i << "\n";
+  }
+  auto all = read_console(file);
+  CHECK(all.rfind("line 0\n", 0) == 0);
+  auto tail = read_console(file, 100);
+  CHECK(tail.size() <= 100);
+  CHECK(tail.rfind("line ", 0) == 0);
+  CHECK(tail.substr(tail.size() - 9) == "line 999\n");
+  CHECK(read_console(file.string() + ".missing").empty());
+  std::filesystem::remove(file);
+}
