@@ -69,9 +69,7 @@ std::vector<fs::path> patch_list(const Entry& e, const YamlFile& file) {
   if (fs::is_directory(p)) {
     for (const auto& de : fs::directory_iterator(p))
       if (de.is_regular_file() && de.path().extension() == ".patch") out.push_back(de.path().lexically_normal());
-    std::sort(out.begin(), out.end());
-    if (out.empty())
-      e.fail("no *.patch files in '" + show + "'", "put the patches there (applied in name order) or use a series file");
+    std::sort(out.begin(), out.end());  // an empty queue is allowed: the directory exists, no patch in it yet
     return out;
   }
   if (!fs::is_regular_file(p))

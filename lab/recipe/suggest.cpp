@@ -19,23 +19,31 @@ int edit_distance(std::string_view a, std::string_view b) {
   return d[n][m];
 }
 
-std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
-  std::string best;
-  int best_d = 3;
+std::vector<std::string> closest_all(std::string_view word, const std::vector<std::string>& candidates) {
+  std::vector<std::string> best;
+  int best_d = 1 << 20;
   for (const auto& c : candidates) {
+    int longest = static_cast<int>(std::max(word.size(), c.size()));
     int d = edit_distance(word, c);
-    if (d < best_d && 2 * d < static_cast<int>(std::max(word.size(), c.size()))) {
-      best = c;
-      best_d = d;
-    }
+    if (d > std::max(2, longest / 3) || 2 * d >= longest) continue;
+    if (d < best_d) best.clear(), best_d = d;
+    if (d == best_d) best.push_back(c);
   }
   return best;
+}
+
+std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
+  auto all = closest_all(word, candidates);
+  return all.empty() ? std::string() : all.front();
 }
 
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates,
                          std::string_view allowed_label) {
   std::string out;
-  if (auto c = closest(word, candidates); !c.empty()) out = "did you mean '" + c + "'? ";
+  auto near = closest_all(word, candidates);
+  for (size_t i = 0; i < near.size(); ++i)
+    out += (i == 0 ? "did you mean '" : i + 1 == near.size() ? "' or '" : "', '") + near[i];
+  if (!near.empty()) out += "'? ";
   out += std::string(allowed_label) + ": ";
   for (size_t i = 0; i < candidates.size(); ++i) out += (i ? ", " : "") + candidates[i];
   if (candidates.empty()) out += "(none)";

@@ -222,7 +222,8 @@ std::map<std::string, std::string> string_map(const Entry& e) {
     if (!kv.first.IsScalar()) e.file->fail(kv.first, "keys of '" + e.key + "' must be plain words");
     if (!kv.second.IsScalar())
       e.file->fail(kv.second.IsNull() ? kv.first : kv.second,
-                   "'" + kv.first.Scalar() + "' in '" + e.key + "' must have a single value, got " + kind_of(kv.second));
+                   "'" + kv.first.Scalar() + "' in '" + e.key + "' must have a single value, got " + kind_of(kv.second),
+                   "write one value per name, e.g. {" + kv.first.Scalar() + ": 1}");
     if (!out.emplace(kv.first.Scalar(), kv.second.Scalar()).second)
       e.file->fail(kv.first, "duplicate key '" + kv.first.Scalar() + "' in '" + e.key + "'", "give each key once");
   }

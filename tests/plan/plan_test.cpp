@@ -1,0 +1,296 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "plan/plan.hpp"
+#include "recipe/recipe_loader.hpp"
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+
+namespace fs = std::filesystem;
+using namespace smtlab;
+using namespace smtlab::plan;
+using namespace smtlab::recipe;
+
+namespace {
+
+const fs::path kSource = SMTLAB_SOURCE_DIR;
+const fs::path kGood = kSource / "tests/recipe/good";
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("smtlab-plan-test-" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::vector<std::string> ids(const Plan& p) {
+  std::vector<std::string> out;
+  for (const auto& c : p.cells) out.push_back(c.id);
+  return out;
+}
+
+std::string triple(const Cell& c) { return c.variant.name + "/" + c.topology.name + "/" + c.benchmark.name; }
+
+std::string error_of(const Recipe& r, const PlanOptions& o) {
+  try {
+    make_plan(r, o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(planned)";
+}
+
+}  // namespace
+
+TEST_CASE("the smoke recipe plans its nine cells in matrix order") {
+  Recipe r = load_recipe(kSource / "recipes/smoke.yaml");
+  Plan p = make_plan(r);
+  CHECK(p.recipe_name == "smoke");
+  CHECK(p.recipe_sha256 == r.sha256);
+  std::vector<std::string> got;
+  for (const auto& c : p.cells) got.push_back(triple(c));
+  // order: [benchmark, topology, variant], outermost first; overcommit only with eevdf + kernbench.
+  CHECK(got == std::vector<std::string>{"cfs/smt/kernbench", "eevdf/smt/kernbench", "cfs/nosmt/kernbench",
+                                        "eevdf/nosmt/kernbench", "eevdf/overcommit/kernbench", "cfs/smt/chat",
+                                        "eevdf/smt/chat", "cfs/nosmt/chat", "eevdf/nosmt/chat"});
+  for (size_t i = 0; i < p.cells.size(); ++i) {
+    CHECK(p.cells[i].index == static_cast<int>(i));
+    CHECK(p.cells[i].kernel.name == p.cells[i].variant.kernel);
+    CHECK(p.cells[i].id.size() == 12);
+  }
+  const auto all_ids = ids(p);
+  CHECK(std::set<std::string>(all_ids.begin(), all_ids.end()).size() == p.cells.size());
+  CHECK(p.cells[0].iterations == 2);
+  CHECK(p.cells[5].iterations == 3);
+}
+
+TEST_CASE("the seed recipes plan every cell of their matrices") {
+  Plan cs = make_plan(load_recipe(kSource / "recipes/coresched-kernbench.yaml"));
+  REQUIRE(cs.cells.size() == 8);  // {stock, csc} x {alone, overcommit} x {HT, noHT}
+  std::set<std::string> seen;
+  for (const auto& c : cs.cells) {
+    seen.insert(c.variant.name + "/" + c.topology.name);
+    CHECK(std::get<KernbenchParams>(c.benchmark.params).jobs == std::vector<int>{2, 4, 8, 16});
+    CHECK(c.iterations == 5);
+    CHECK(c.topology.vcpus() == (c.topology.smt ? 8 : 4));
+    CHECK(c.variant.coresched == (c.variant.name == "csc" ? CoreSchedMode::per_benchmark : CoreSchedMode::none));
+  }
+  CHECK(seen.size() == 8);
+  Plan chat = make_plan(load_recipe(kSource / "recipes/chat-runqueue.yaml"));
+  REQUIRE(chat.cells.size() == 3);
+  CHECK(chat.cells[2].variant.sched_tunables.at("base_slice_ns") == "15000000");
+}
+
+TEST_CASE("cell ids are stable across loads and runs") {
+  Plan a = make_plan(load_recipe(kSource / "recipes/smoke.yaml"));
+  Plan b = make_plan(load_recipe(kSource / "recipes/smoke.yaml"));
+  CHECK(ids(a) == ids(b));
+  for (const auto& c : a.cells) {
+    CHECK(c.id == cell_id(c));
+    CHECK(c.id == sha256_hex(cell_definition(c).dump()).substr(0, 12));
+  }
+  // A fixed expectation: the id is a content hash of the definition, not of the order or the host.
+  const Cell& first = a.cells[0];
+  nlohmann::json def = cell_definition(first);
+  CHECK(def["variant"]["name"] == "cfs");
+  CHECK(def["kernel"]["package"] == "linux-image-6.1.*-cloud-amd64-unsigned");
+  CHECK(def["topology"]["threads"] == 2);
+  CHECK(def["benchmark"]["params"]["jobs"] == nlohmann::json::array({2, 4}));
+  CHECK(def["iterations"] == 2);
+  CHECK(def.dump().find(kSource.string()) == std::string::npos);  // no host paths
+  // The same cell keeps its id when the plan is filtered or sharded.
+  PlanOptions only;
+  only.filters = {"topology=overcommit"};
+  Plan f = make_plan(load_recipe(kSource / "recipes/smoke.yaml"), only);
+  REQUIRE(f.cells.size() == 1);
+  CHECK(f.cells[0].id == a.cells[4].id);
+  CHECK(f.cells[0].index == 4);
+}
+
+TEST_CASE("cell ids change when any parameter changes") {
+  Recipe r = load_recipe(kGood / "everything.yaml");
+  Plan base = make_plan(r);
+  REQUIRE_FALSE(base.cells.empty());
+  Cell cell = base.cells[0];
+  const std::string id = cell_id(cell);
+  auto differs = [&](auto mutate) {
+    Cell c = cell;
+    mutate(c);
+    return cell_id(c) != id;
+  };
+  CHECK(differs([](Cell& c) { c.iterations += 1; }));
+  CHECK(differs([](Cell& c) { c.variant.name = "other"; }));
+  CHECK(differs([](Cell& c) { c.variant.cmdline.push_back("quiet"); }));
+  CHECK(differs([](Cell& c) { c.variant.sysctls["kernel.foo"] = "1"; }));
+  CHECK(differs([](Cell& c) { c.variant.sched_tunables["base_slice_ns"] = "1"; }));
+  CHECK(differs([](Cell& c) { c.variant.coresched = CoreSchedMode::per_benchmark; }));
+  CHECK(differs([](Cell& c) { c.kernel.package += "x"; }));
+  CHECK(differs([](Cell& c) { c.kernel.version = "1"; }));
+  CHECK(differs([](Cell& c) { c.kernel.cmdline.push_back("x"); }));
+  CHECK(differs([](Cell& c) { c.topology.threads = 1; }));
+  CHECK(differs([](Cell& c) { c.topology.memory_mib += 1; }));
+  CHECK(differs([](Cell& c) { c.topology.host_cpus = {0}; }));
+  CHECK(differs([](Cell& c) { c.topology.pinning = Pinning::core; }));
+  CHECK(differs([](Cell& c) { c.topology.vms = 4; }));
+  CHECK(differs([](Cell& c) { c.topology.noise.load = 10; }));
+  CHECK(differs([](Cell& c) { c.topology.cmdline.push_back("nosmt"); }));
+  CHECK(differs([](Cell& c) { std::get<KernbenchParams>(c.benchmark.params).files += 1; }));
+  CHECK(differs([](Cell& c) { std::get<KernbenchParams>(c.benchmark.params).jobs.push_back(64); }));
+  CHECK(differs([](Cell& c) { std::get<KernbenchParams>(c.benchmark.params).warmup = false; }));
+  CHECK(differs([](Cell& c) { c.benchmark.params = ChatParams{}; }));
+  CHECK_FALSE(differs([](Cell& c) { c.index = 99; }));  // position is not part of the definition
+  CHECK_FALSE(differs([](Cell& c) { c.kernel.where.line = 99; }));
+}
+
+TEST_CASE("cell ids follow the content of fragment and patch files") {
+  TempDir tmp;
+  fs::create_directories(tmp.path / "fragments");
+  fs::create_directories(tmp.path / "patches/q");
+  std::ofstream(tmp.path / "fragments/a.config") << "CONFIG_SCHED_CORE=y\n";
+  std::ofstream(tmp.path / "patches/q/1.patch") << "one\n";
+  std::ofstream(tmp.path / "r.yaml")
+      << "kernels: {k: {source: source, tree: debian:linux-source-6.12, fragments: [a.config], patches: q}}\n"
+         "image: {name: i}\nvariants: [{name: v}]\ntopologies: [{name: t, cpu: {vcpus: 2}}]\n"
+         "benchmarks: [{kind: hackbench}]\n";
+  auto id = [&] { return make_plan(load_recipe(tmp.path / "r.yaml")).cells.at(0).id; };
+  const std::string first = id();
+  CHECK(id() == first);
+  std::ofstream(tmp.path / "fragments/a.config") << "CONFIG_SCHED_CORE=n\n";
+  const std::string second = id();
+  CHECK(second != first);
+  std::ofstream(tmp.path / "patches/q/1.patch") << "two\n";
+  CHECK(id() != second);
+}
+
+TEST_CASE("order follows matrix.order, ties by declaration order") {
+  Recipe r = load_recipe(kGood / "everything.yaml");
+  Plan p = make_plan(r);
+  std::vector<std::string> got;
+  for (const auto& c : p.cells) got.push_back(triple(c));
+  // order: [variant, benchmark, topology]; include/exclude as in everything.yaml.
+  CHECK(got == std::vector<std::string>{
+                   "base/quad-ht/kb-default", "base/pinned/kb-default", "base/quad-ht/kb-real", "base/pinned/kb-real",
+                   "base/quad-ht/chat",       "base/pinned/chat",       "base/quad-ht/hackbench", "base/trio/hackbench",
+                   "base/pinned/hackbench",   "tuned/quad-ht/kb-default", "tuned/flat/kb-default",
+                   "tuned/pinned/kb-default", "tuned/quad-ht/chat",     "tuned/flat/chat",      "tuned/pinned/chat",
+                   "tuned/quad-ht/hackbench", "tuned/flat/hackbench",   "tuned/trio/hackbench", "tuned/pinned/hackbench"});
+  r.matrix.order = {Axis::topology, Axis::variant, Axis::benchmark};
+  Plan q = make_plan(r);
+  CHECK(triple(q.cells[0]) == "base/quad-ht/kb-default");
+  CHECK(triple(q.cells[1]) == "base/quad-ht/kb-real");
+  CHECK(triple(q.cells[4]) == "tuned/quad-ht/kb-default");
+  CHECK(triple(q.cells.back()) == "tuned/pinned/hackbench");
+  CHECK(q.cells.size() == p.cells.size());
+}
+
+TEST_CASE("kernbench job counts default to powers of two up to twice the vCPUs") {
+  CHECK(default_kernbench_jobs(1) == std::vector<int>{2});
+  CHECK(default_kernbench_jobs(4) == std::vector<int>{2, 4, 8});
+  CHECK(default_kernbench_jobs(3) == std::vector<int>{2, 4, 6});
+  CHECK(default_kernbench_jobs(8) == std::vector<int>{2, 4, 8, 16});
+  Plan p = make_plan(load_recipe(kGood / "everything.yaml"));
+  for (const auto& c : p.cells)
+    if (c.benchmark.name == "kb-default")
+      CHECK(std::get<KernbenchParams>(c.benchmark.params).jobs == default_kernbench_jobs(c.topology.vcpus()));
+}
+
+TEST_CASE("shards cover every cell exactly once") {
+  Recipe r = load_recipe(kGood / "everything.yaml");
+  Plan all = make_plan(r);
+  for (int n : {1, 2, 3, 4, 7, 19, 25}) {
+    std::multiset<std::string> seen;
+    for (int k = 0; k < n; ++k) {
+      PlanOptions o;
+      o.shard_index = k;
+      o.shard_count = n;
+      Plan s = make_plan(r, o);
+      for (const auto& c : s.cells) {
+        seen.insert(c.id);
+        CHECK(c.index % n == k);  // unfiltered: position == index
+      }
+    }
+    const auto want = ids(all);
+    CHECK(seen == std::multiset<std::string>(want.begin(), want.end()));
+  }
+  PlanOptions bad;
+  bad.shard_index = 2;
+  bad.shard_count = 2;
+  CHECK(error_of(r, bad) == "invalid shard 3/2");
+  nlohmann::json m = github_matrix(all, 4);
+  CHECK(m.dump() == R"({"include":[{"shard":"1/4"},{"shard":"2/4"},{"shard":"3/4"},{"shard":"4/4"}]})");
+  CHECK(github_matrix(all, 100)["include"].size() == all.cells.size());
+  CHECK_THROWS_AS(github_matrix(all, 0), Error);
+}
+
+TEST_CASE("filters select cells by id prefix or by name, and reject what matches nothing") {
+  Recipe r = load_recipe(kSource / "recipes/smoke.yaml");
+  Plan all = make_plan(r);
+  PlanOptions o;
+  o.filters = {"variant=cfs"};
+  CHECK(make_plan(r, o).cells.size() == 4);
+  o.filters = {"variant=cfs", "benchmark=chat"};  // different kinds: both hold
+  CHECK(make_plan(r, o).cells.size() == 2);
+  o.filters = {"topology=smt", "topology=overcommit"};  // same kind: either
+  CHECK(make_plan(r, o).cells.size() == 5);
+  o.filters = {all.cells[3].id.substr(0, 6)};
+  REQUIRE(make_plan(r, o).cells.size() == 1);
+  CHECK(make_plan(r, o).cells[0].id == all.cells[3].id);
+  o.filters = {"variant=rsdl"};
+  CHECK(error_of(r, o) == "no cell of recipe 'smoke' matches filter 'variant=rsdl'");
+  o.filters = {"colour=red"};
+  CHECK(error_of(r, o) == "unknown filter 'colour=red'");
+  o.filters = {"variant=cfs", "topology=overcommit"};  // each matches, together nothing
+  CHECK(error_of(r, o) == "the filters together select no cell");
+  o.filters = {};
+  o.iterations = 7;
+  for (const auto& c : make_plan(r, o).cells) CHECK(c.iterations == 7);
+  CHECK(ids(make_plan(r, o)) != ids(all));  // iterations are part of the definition
+}
+
+TEST_CASE("the plan table is aligned, one row per cell, and deterministic") {
+  Plan p = make_plan(load_recipe(kSource / "recipes/smoke.yaml"));
+  std::string table = format_plan_table(p, 2);
+  CHECK(table == format_plan_table(p, 2));
+  std::vector<std::string> lines;
+  std::string line;
+  for (char ch : table) {
+    if (ch == '\n') lines.push_back(line), line.clear();
+    else line += ch;
+  }
+  REQUIRE(lines.size() == p.cells.size() + 1);
+  CHECK(lines[0].rfind("id            variant  kernel       topology    shape    vms  vcpus/host   benchmark  params", 0) == 0);
+  CHECK(lines[5] == p.cells[4].id +
+                        "  eevdf    debian-6.12  overcommit  1x1x2x2  2    8/2 (4.00x)  kernbench  jobs=2,4 warmup "
+                        "synthetic:8 target=all         2");
+  // host_cpus "all" uses the host count given; an explicit host_cpus set wins.
+  CHECK(format_plan_table(p, 16).find("4/16 (0.25x)") != std::string::npos);
+  CHECK(format_plan_table(p, 16).find("8/2 (4.00x)") != std::string::npos);
+  const size_t col = lines[0].find("benchmark");
+  for (const auto& l : lines) CHECK((l.substr(col, 4) == "benc" || l.substr(col, 4) == "kern" || l.substr(col, 4) == "chat"));
+}
+
+TEST_CASE("the plan as JSON carries every cell with its definition") {
+  Plan p = make_plan(load_recipe(kSource / "recipes/smoke.yaml"));
+  nlohmann::json j = plan_to_json(p);
+  CHECK(j["recipe"] == "smoke");
+  CHECK(j["recipe_sha256"] == p.recipe_sha256);
+  REQUIRE(j["cells"].size() == p.cells.size());
+  const auto& c = j["cells"][4];
+  CHECK(c["id"] == p.cells[4].id);
+  CHECK(c["index"] == 4);
+  CHECK(c["topology"] == "overcommit");
+  CHECK(c["shape"] == "1x1x2x2");
+  CHECK(c["vms"] == 2);
+  CHECK(c["vcpus_per_vm"] == 4);
+  CHECK(c["host_cpus"] == "0-1");
+  CHECK(c["roles"] == nlohmann::json::array({"benchmark", "noise"}));
+  CHECK(c["definition"] == cell_definition(p.cells[4]));
+  CHECK(sha256_hex(c["definition"].dump()).substr(0, 12) == p.cells[4].id);
+}

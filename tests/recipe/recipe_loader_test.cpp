@@ -1,0 +1,322 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "recipe/recipe_loader.hpp"
+#include "util/sha256.hpp"
+
+namespace fs = std::filesystem;
+using namespace smtlab::recipe;
+
+namespace {
+
+const fs::path kSource = SMTLAB_SOURCE_DIR;
+const fs::path kGood = kSource / "tests/recipe/good";
+
+// A scratch directory removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("smtlab-recipe-test-" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  fs::path write(const std::string& name, const std::string& text) const {
+    fs::path p = path / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p;
+  }
+};
+
+const Topology& topology(const Recipe& r, const std::string& name) {
+  for (const auto& t : r.topologies)
+    if (t.name == name) return t;
+  FAIL("no topology " + name);
+  throw;
+}
+
+const Benchmark& benchmark(const Recipe& r, const std::string& name) {
+  for (const auto& b : r.benchmarks)
+    if (b.name == name) return b;
+  FAIL("no benchmark " + name);
+  throw;
+}
+
+std::string error_of(const fs::path& file) {
+  try {
+    load_recipe(file);
+  } catch (const RecipeError& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+const std::string kMinimalTail =
+    "variants: [{name: v}]\n"
+    "topologies: [{name: t, cpu: {vcpus: 2}}]\n"
+    "benchmarks: [{kind: hackbench}]\n";
+
+}  // namespace
+
+TEST_CASE("the value types print as the recipe format writes them") {
+  CHECK(SourceLocation{"r.yaml", 3, 7}.str() == "r.yaml:3:7");
+  CHECK(SourceLocation{"r.yaml", 3, 0}.str() == "r.yaml:3");
+  CHECK(SourceLocation{"r.yaml", 0, 0}.str() == "r.yaml");
+  Topology t;
+  t.sockets = 2, t.dies = 1, t.cores = 4, t.threads = 2;
+  CHECK(t.shape() == "2x1x4x2");
+  CHECK(t.vcpus() == 16);
+  CHECK(to_string(Pinning::shared) == "shared");
+  CHECK(to_string(CoreSchedMode::per_benchmark) == "per-benchmark");
+  CHECK(to_string(YieldMode::rx) == "rx");
+  CHECK(to_string(Axis::topology) == "topology");
+  CHECK(to_string(KernelSource::path) == "path");
+  CHECK(to_string(VmRole::noise) == "noise");
+  RecipeError e({"x.yaml", 2, 5}, "bad thing", "do this");
+  CHECK(std::string(e.what()) == "x.yaml:2:5: error: bad thing");
+  CHECK(e.message() == "bad thing");
+  CHECK(e.hint() == "do this");
+}
+
+TEST_CASE("a recipe using every section loads with its values") {
+  Recipe r = load_recipe(kGood / "everything.yaml");
+  CHECK(r.name == "everything");
+  CHECK(r.description == "all the keys");
+  CHECK(r.file == (kGood / "everything.yaml").lexically_normal());
+  CHECK(r.sha256 == smtlab::sha256_hex(r.text));
+  CHECK(r.sha256 == smtlab::sha256_file(kGood / "everything.yaml"));
+
+  // Image and kernels come from files relative to the recipe.
+  CHECK(r.image.name == "img");
+  CHECK(r.image.variant == "minbase");
+  CHECK(r.image.size_mib == 2048);
+  REQUIRE(r.kernels.size() == 2);
+  const KernelSpec& built = r.kernels.at("built");
+  CHECK(built.source == KernelSource::source);
+  CHECK(built.tree == "debian:linux-source-6.12");
+  CHECK(built.base_config == "tinyconfig");
+  CHECK(built.fragments == std::vector<fs::path>{kGood / "kernels/fragments/core.config",
+                                                 kGood / "kernels/fragments/virtio.config"});
+  // Patches of a directory: every *.patch, in name order; other files ignored.
+  CHECK(built.patches == std::vector<fs::path>{kGood / "kernels/patches/demo/0001-first.patch",
+                                               kGood / "kernels/patches/demo/0002-second.patch"});
+  CHECK(built.cmdline == std::vector<std::string>{"quiet"});
+  CHECK(built.definition_file == kGood / "kernels/built.yaml");
+  const KernelSpec& stock = r.kernels.at("stock");
+  CHECK(stock.source == KernelSource::debian);
+  CHECK(stock.package == "linux-image-6.12.*+deb12-cloud-amd64-unsigned");
+  CHECK(stock.version == "6.12.48-1~bpo12+1");
+  CHECK(stock.definition_file.empty());  // inline
+
+  REQUIRE(r.variants.size() == 2);
+  CHECK(r.variants[0].coresched == CoreSchedMode::none);
+  const Variant& tuned = r.variants[1];
+  CHECK(tuned.kernel == "built");
+  CHECK(tuned.cmdline == std::vector<std::string>{"mitigations=off", "nohz=on"});
+  CHECK(tuned.sysctls == std::map<std::string, std::string>{{"kernel.sched_autogroup_enabled", "0"}, {"vm.swappiness", "10"}});
+  CHECK(tuned.sched_tunables == std::map<std::string, std::string>{{"base_slice_ns", "15000000"}});
+  CHECK(tuned.coresched == CoreSchedMode::per_benchmark);
+  CHECK(tuned.where.line == 11);
+  CHECK(tuned.where.column == 5);
+
+  const Topology& quad = topology(r, "quad-ht");
+  CHECK(quad.shape() == "1x1x2x2");  // vcpus 4 with smt on: two threads per core
+  CHECK(quad.smt);
+  CHECK(quad.memory_mib == 1536);
+  CHECK(quad.roles == std::vector<VmRole>{VmRole::benchmark});
+  const Topology& flat = topology(r, "flat");
+  CHECK(flat.shape() == "1x1x3x1");
+  CHECK_FALSE(flat.smt);
+  CHECK(flat.memory_mib == 512);
+  const Topology& trio = topology(r, "trio");
+  CHECK(trio.vms == 3);
+  CHECK(trio.shape() == "2x1x2x2");
+  CHECK(trio.vcpus() == 8);
+  CHECK(trio.cmdline == std::vector<std::string>{"nosmt"});
+  CHECK(trio.host_cpus == std::vector<int>{0, 1, 2, 3, 8});
+  CHECK(trio.pinning == Pinning::shared);
+  CHECK(trio.roles == std::vector<VmRole>{VmRole::noise, VmRole::benchmark, VmRole::noise});
+  CHECK(trio.noise.workers == 0);
+  CHECK(trio.noise.load == 50);
+  const Topology& pinned = topology(r, "pinned");
+  CHECK(pinned.roles == std::vector<VmRole>{VmRole::benchmark, VmRole::noise});  // default roles
+  CHECK(pinned.pinning == Pinning::vcpu);
+
+  const auto& kb = std::get<KernbenchParams>(benchmark(r, "kb-default").params);
+  CHECK(kb.jobs.empty());  // resolved per topology by the plan
+  CHECK(kb.warmup);
+  CHECK(kb.tree == "synthetic");
+  CHECK(kb.target == "all");
+  CHECK(benchmark(r, "kb-default").iterations == 3);
+  const auto& real = std::get<KernbenchParams>(benchmark(r, "kb-real").params);
+  CHECK(real.jobs == std::vector<int>{8});
+  CHECK_FALSE(real.warmup);
+  CHECK(real.tree == "linux-source");
+  CHECK(real.config == "tinyconfig");
+  CHECK(real.target == "vmlinux");
+  const Benchmark& chat = benchmark(r, "chat");
+  const auto& cp = std::get<ChatParams>(chat.params);
+  CHECK(chat.iterations == 1);
+  CHECK(cp.rooms == 3);
+  CHECK(cp.users == 4);
+  CHECK(cp.count == 50);
+  CHECK(cp.yield == YieldMode::rx);
+  CHECK(cp.port == 9000);
+  CHECK(cp.discard == 0);  // the default warm-up needs a second iteration
+  const auto& hb = std::get<HackbenchParams>(benchmark(r, "hackbench").params);
+  CHECK(hb.groups == std::vector<int>{1, 4});
+  CHECK(hb.loops == 10);
+  CHECK(hb.fds == 5);
+  CHECK(hb.threads);
+  CHECK(hb.pipes);
+
+  CHECK_FALSE(r.monitors.vmstat);
+  CHECK_FALSE(r.monitors.schedstat);
+  CHECK(r.monitors.cpu_busy);
+  CHECK(r.matrix.include.size() == 4);
+  CHECK(r.matrix.exclude.size() == 1);
+  CHECK(r.matrix.order == std::vector<Axis>{Axis::variant, Axis::benchmark, Axis::topology});
+  CHECK(r.matrix.interleave);
+  CHECK(r.matrix.selects("tuned", "flat", "chat"));
+  CHECK_FALSE(r.matrix.selects("base", "flat", "chat"));
+  CHECK_FALSE(r.matrix.selects("tuned", "quad-ht", "kb-real"));
+  CHECK(r.timeouts.boot_s == 60);
+  CHECK(r.timeouts.cell_s == 600);
+}
+
+TEST_CASE("kernel and image files load on their own") {
+  KernelSpec k = load_kernel_spec(kGood / "kernels/series.yaml");
+  CHECK(k.name == "series");  // default: the file name
+  CHECK(k.tree == "https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git");
+  CHECK(k.git_ref == "v6.12.1");
+  CHECK(k.base_config == "defconfig");
+  // A series file lists patches in apply order, with comments.
+  CHECK(k.patches == std::vector<fs::path>{kGood / "kernels/patches/queue/fix.patch", kGood / "kernels/patches/queue/add.patch"});
+
+  ImageSpec img = load_image_spec(kGood / "images/img.yaml");
+  CHECK(img.packages == std::vector<std::string>{"gcc", "make"});
+  CHECK(img.mirror == "http://deb.debian.org/debian");
+  REQUIRE(img.files.size() == 1);
+  CHECK(img.files[0].source == kGood / "files/hello.txt");
+  CHECK(img.files[0].destination == "/etc/hello");
+  CHECK(img.definition_file == kGood / "images/img.yaml");
+}
+
+TEST_CASE("the shipped kernels and images load") {
+  for (const char* name : {"debian-6.1", "debian-6.12"}) {
+    KernelSpec k = load_kernel_spec(kSource / "kernels" / (std::string(name) + ".yaml"));
+    CHECK(k.name == name);
+    CHECK(k.source == KernelSource::debian);
+    CHECK(std::count(k.package.begin(), k.package.end(), '*') == 1);
+  }
+  KernelSpec cs = load_kernel_spec(kSource / "kernels/coresched-6.12.yaml");
+  CHECK(cs.source == KernelSource::source);
+  CHECK(cs.tree == "debian:linux-source-6.12");
+  CHECK(cs.base_config == "tinyconfig");
+  CHECK(cs.fragments == std::vector<fs::path>{kSource / "kernels/fragments/coresched.config"});
+  ImageSpec bench = load_image_spec(kSource / "images/bench.yaml");
+  ImageSpec kernel = load_image_spec(kSource / "images/bench-kernel.yaml");
+  CHECK(bench.suite == "bookworm");
+  CHECK(bench.variant == "apt");
+  for (const auto& p : bench.packages) CHECK(std::count(kernel.packages.begin(), kernel.packages.end(), p) == 1);
+  CHECK(std::count(kernel.packages.begin(), kernel.packages.end(), "linux-source-6.12") == 1);
+}
+
+TEST_CASE("the shipped recipes load with the seeds' shapes") {
+  Recipe smoke = load_recipe(kSource / "recipes/smoke.yaml");
+  CHECK(smoke.image.name == "bench");
+  CHECK(topology(smoke, "smt").shape() == "1x1x2x2");
+  CHECK(topology(smoke, "nosmt").shape() == "1x1x2x1");
+  CHECK(topology(smoke, "nosmt").memory_mib == 768);
+  const Topology& over = topology(smoke, "overcommit");
+  CHECK(over.vms == 2);
+  CHECK(over.pinning == Pinning::shared);
+  CHECK(over.host_cpus == std::vector<int>{0, 1});
+  CHECK(over.noise.workers == 2);
+  CHECK(smoke.monitors.vmstat_interval_s == 1);
+
+  Recipe cs = load_recipe(kSource / "recipes/coresched-kernbench.yaml");
+  CHECK(cs.variants.size() == 2);
+  CHECK(cs.topologies.size() == 4);
+  for (const auto& t : cs.topologies) {
+    CHECK(t.cores == 4);  // the seed's 8-CPU box: 4 cores, with or without their SMT siblings
+    CHECK(t.vcpus() == (t.smt ? 8 : 4));
+    CHECK(t.vms == (t.name.rfind("overcommit", 0) == 0 ? 2 : 1));
+  }
+  CHECK(std::get<KernbenchParams>(cs.benchmarks.at(0).params).jobs == std::vector<int>{2, 4, 8, 16});
+  CHECK(cs.benchmarks.at(0).iterations == 5);
+
+  Recipe chat = load_recipe(kSource / "recipes/chat-runqueue.yaml");
+  const auto& cp = std::get<ChatParams>(chat.benchmarks.at(0).params);
+  CHECK(cp.rooms == 10);
+  CHECK(cp.users == 20);
+  CHECK(cp.count == 10000);
+  CHECK(chat.monitors.vmstat_interval_s == 10);
+  CHECK(chat.variants.at(2).sched_tunables.at("base_slice_ns") == "15000000");
+}
+
+TEST_CASE("relative paths resolve against the file that names them") {
+  TempDir tmp;
+  tmp.write("k/fragments/a.config", "CONFIG_X=y\n");
+  tmp.write("k/extra/b.config", "CONFIG_Y=y\n");
+  tmp.write("k/p/1.patch", "x\n");
+  tmp.write("k/kernel.yaml", "source: source\ntree: debian:linux-source-6.12\nfragments: [a.config, extra/b.config]\npatches: ../k/p\n");
+  tmp.write("img.yaml", "name: i\n");
+  auto recipe = tmp.write("sub/r.yaml", "kernels: {k: ../k/kernel.yaml}\nimage: ../img.yaml\n" + kMinimalTail);
+  Recipe r = load_recipe(recipe);
+  const KernelSpec& k = r.kernels.at("k");
+  CHECK(k.fragments == std::vector<fs::path>{tmp.path / "k/fragments/a.config", tmp.path / "k/extra/b.config"});
+  CHECK(k.patches == std::vector<fs::path>{tmp.path / "k/p/1.patch"});
+  CHECK(r.name == "r");  // default: the file name
+  CHECK(r.variants.at(0).kernel == "k");  // the only kernel
+}
+
+TEST_CASE("file problems name the file, the place and what to do") {
+  TempDir tmp;
+  tmp.write("img.yaml", "name: i\n");
+  fs::create_directories(tmp.path / "patches/empty");
+  tmp.write("k.yaml", "source: source\ntree: debian:linux-source-6.12\npatches: empty\n");
+  auto r = tmp.write("r.yaml", "kernels: {k: k.yaml}\nimage: img.yaml\n" + kMinimalTail);
+  CHECK(load_recipe(r).kernels.at("k").patches.empty());  // an empty patch queue is fine
+  tmp.write("k.yaml", "source: source\ntree: debian:linux-source-6.12\npatches: absent\n");
+  CHECK(error_of(r) == (tmp.path / "k.yaml").string() + ":3:10: error: patches '" + (tmp.path / "patches/absent").string() +
+                           "' not found");
+  tmp.write("k.yaml", "source: path\nbzimage: vmlinuz\n");
+  CHECK(error_of(r) == (tmp.path / "k.yaml").string() + ":2:10: error: kernel image '" + (tmp.path / "vmlinuz").string() +
+                           "' not found");
+  tmp.write("vmlinuz", "MZ");
+  Recipe ok = load_recipe(r);
+  CHECK(ok.kernels.at("k").bzimage == tmp.path / "vmlinuz");
+  tmp.write("k.yaml", "source: debian\npackage: linux-image-*-*\n");
+  CHECK(error_of(r) == (tmp.path / "k.yaml").string() + ":2:10: error: 'linux-image-*-*' is not a Debian package name");
+  tmp.write("k.yaml", "source: debian\npackage: linux-image-6.1.*-cloud-amd64-unsigned\ntree: debian:linux-source-6.1\n");
+  CHECK(error_of(r) == (tmp.path / "k.yaml").string() + ":3:1: error: 'tree' does not apply to source: debian");
+  tmp.write("k.yaml", "source: source\ntree: https://example.org/linux.git\n");
+  CHECK(error_of(r) == (tmp.path / "k.yaml").string() + ":1:1: error: missing key 'ref' in kernel definition");
+  tmp.write("k.yaml", "source: source\ntree: [a, b]\n");
+  CHECK(error_of(r) == (tmp.path / "k.yaml").string() + ":2:7: error: 'tree' must be a single value (text), got a list");
+}
+
+TEST_CASE("host CPUs beyond this machine are left to the run to check") {
+  TempDir tmp;
+  auto r = tmp.write("r.yaml",
+                     "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+                     "image: {name: i}\nvariants: [{name: v}]\n"
+                     "topologies: [{name: big, vms: 2, cpu: {vcpus: 64}, host_cpus: 0-4095, pinning: vcpu}]\n"
+                     "benchmarks: [{kind: hackbench}]\n");
+  Recipe loaded = load_recipe(r);
+  CHECK(loaded.topologies.at(0).host_cpus.size() == 4096);
+}
+
+TEST_CASE("a missing recipe file is an error naming it") {
+  try {
+    load_recipe("/nonexistent/recipe.yaml");
+    FAIL("loaded");
+  } catch (const RecipeError& e) {
+    CHECK(std::string(e.what()).rfind("/nonexistent/recipe.yaml: error: cannot read /nonexistent/recipe.yaml", 0) == 0);
+  }
+}
