@@ -18,13 +18,15 @@ static std::string dump_line(const json& j) {
 }
 
 std::string encode_record(uint64_t seq, std::string_view type, const json& fields) {
-  json j = json::object();
-  j["seq"] = seq;
-  j["type"] = std::string(type);
+  // seq and type first (readable logs), then the fields in key order.
+  json rest = json::object();
   if (fields.is_object())
     for (auto& [k, v] : fields.items())
-      if (k != "seq" && k != "type") j[k] = v;
-  std::string line = dump_line(j);
+      if (k != "seq" && k != "type") rest[k] = v;
+  std::string body = rest.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string line = "{\"seq\":" + std::to_string(seq) + ",\"type\":" +
+                     json(std::string(type)).dump(-1, ' ', false, json::error_handler_t::replace) +
+                     (body == "{}" ? "}" : "," + body.substr(1)) + "\n";
   if (line.size() <= kMaxRecordLine) return line;
   json e = {{"seq", seq},
             {"type", "error"},

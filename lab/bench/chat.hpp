@@ -1,0 +1,47 @@
+#pragma once
+// The chat benchmark: a clean-room re-implementation of VolanoMark's behaviour (see
+// /work/shared/reference/benchmarks.md). A chat server and a client run as two processes over
+// TCP loopback, with one receiver and one sender thread per connection on both sides (4 threads
+// per user), room broadcast, token-ring turn taking and a switchable sched_yield.
+#include <string>
+
+namespace smtlab::bench {
+
+enum class YieldMode { both, rx, tx, none };
+YieldMode parse_yield_mode(const std::string& s);  // throws smtlab::Error on anything else
+const char* to_string(YieldMode m);
+
+struct ChatOptions {
+  int rooms = 10;
+  int users = 20;   // per room, >= 2
+  int count = 100;  // messages each user sends
+  YieldMode yield = YieldMode::both;
+  int port = 8000;  // 0: any free port
+  bool coresched = false;       // server and client share one new core-sched cookie
+  size_t stack_kib = 64;        // per connection thread
+  double timeout_s = 3600;      // the run is killed and refused past this
+};
+
+struct ChatResult {
+  int rooms = 0, users = 0, count = 0;
+  std::string yield;
+  int port = 0;
+  long long sent = 0, received = 0;  // chat messages, summed over users
+  double elapsed_s = 0;              // start gate to the last connection closed
+  double msgs_per_s = 0;             // (sent + received) / elapsed
+  double latency_p50_us = 0, latency_p90_us = 0, latency_p99_us = 0, latency_max_us = 0;
+  long long context_switches = 0;    // server + client, voluntary + involuntary, timed window
+  double cs_per_msg = 0;             // context_switches / (sent + received)
+  int client_threads = 0, server_threads = 0;  // tasks seen at the start gate, main threads included
+  int connection_threads = 0;        // both sides, main threads excluded: 4 x rooms x users
+  unsigned long long server_cookie = 0, client_cookie = 0;  // coresched only
+};
+
+// Runs one chat benchmark; throws smtlab::Error when it cannot run, times out, or when the counts
+// differ from sent = rooms*users*count and received = sent*(users-1) (an invalid run).
+ChatResult run_chat(const ChatOptions& options);
+
+// A multi-line human summary.
+std::string describe(const ChatResult& r);
+
+}  // namespace smtlab::bench

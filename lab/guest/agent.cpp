@@ -1,0 +1,410 @@
+#include "guest/agent.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "bench/chat.hpp"
+#include "bench/coresched.hpp"
+#include "bench/hackbench.hpp"
+#include "bench/kernbench.hpp"
+#include "bench/monitors.hpp"
+#include "bench/noise.hpp"
+#include "bench/procfs.hpp"
+#include "bench/settings.hpp"
+#include "bench/spawn.hpp"
+#include "bench/topology.hpp"
+#include "guest/pid1.hpp"
+#include "guest/results_port.hpp"
+#include "smtlab/version.hpp"
+#include "util/error.hpp"
+
+namespace smtlab::guest {
+
+using nlohmann::json;
+using protocol::Job;
+using protocol::RecordWriter;
+
+namespace {
+
+// State shared between the PID 1 supervisor and its worker (MAP_SHARED memory).
+struct Shared {
+  std::atomic<uint64_t> seq{0};
+  std::atomic<int> ended{0};
+};
+
+std::string read_job_file(const std::string& path) {
+  auto text = bench::read_proc(path, 1 << 20);
+  if (!text) throw Error("cannot read " + path + ": " + std::strerror(errno));
+  if (text->size() >= (1u << 20)) throw Error(path + " is larger than 1 MiB");
+  return *text;
+}
+
+double uptime_s() {
+  auto t = bench::read_proc("/proc/uptime", 256);
+  return t ? std::atof(t->c_str()) : 0.0;
+}
+
+json sample_json(const bench::Sample& s) {
+  return {{"benchmark", s.benchmark}, {"iteration", s.iteration}, {"warmup", s.warmup}, {"metric", s.metric},
+          {"value", s.value},         {"unit", s.unit},           {"better", s.better}};
+}
+
+// Reads "go <name>" lines from the control port (lockstep runs).
+class ControlPort {
+ public:
+  explicit ControlPort(std::string name) : name_(std::move(name)) {}
+  ~ControlPort() {
+    if (fd_ >= 0) close(fd_);
+  }
+  // Waits for "go <barrier>"; false when there is no control port.
+  bool wait_go(const std::string& barrier) {
+    if (fd_ < 0 && !tried_) {
+      tried_ = true;
+      if (auto dev = find_virtio_port(name_, 2.0)) fd_ = open(dev->c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    if (fd_ < 0) return false;
+    const std::string want = "go " + barrier;
+    for (;;) {
+      auto nl = buffer_.find('\n');
+      if (nl != std::string::npos) {
+        std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line == want) return true;
+        continue;  // a stale or foreign line
+      }
+      char buf[512];
+      ssize_t n = read(fd_, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return false;
+      if (n == 0) {  // no host connected yet
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      if (buffer_.size() < 65536) buffer_.append(buf, static_cast<size_t>(n));
+    }
+  }
+
+ private:
+  std::string name_;
+  int fd_ = -1;
+  bool tried_ = false;
+  std::string buffer_;
+};
+
+class RecordObserver : public bench::Observer {
+ public:
+  RecordObserver(RecordWriter& out, const Job& job, const AgentOptions& options, bench::VmstatSampler* sampler)
+      : out_(out), job_(job), control_(options.control_port), sampler_(sampler) {}
+
+  void sample(const bench::Sample& s) override { out_.write("sample", sample_json(s)); }
+  void event(const std::string& name, const json& detail) override {
+    out_.event(name, detail);
+    progress(name + " " + detail.dump());
+  }
+  void before_iteration(const std::string& barrier) override {
+    if (!measuring_) {
+      measuring_ = true;
+      if (sampler_) sampler_->set_origin(std::chrono::steady_clock::now());
+    }
+    if (!job_.lockstep) return;
+    out_.event("barrier", {{"barrier", barrier}, {"state", "waiting"}});
+    if (control_.wait_go(barrier)) {
+      out_.event("barrier", {{"barrier", barrier}, {"state", "go"}});
+    } else if (!warned_) {
+      warned_ = true;
+      out_.error("lockstep requested but no control port " + job_.cell + "/" + protocol::kControlPortName +
+                     " is readable; running without barriers",
+                 false);
+    }
+  }
+  bool measuring() const { return measuring_; }
+
+ private:
+  RecordWriter& out_;
+  const Job& job_;
+  ControlPort control_;
+  bench::VmstatSampler* sampler_;
+  std::atomic<bool> measuring_{false};
+  bool warned_ = false;
+};
+
+// Applies the variant's settings; every failure becomes an error record. Returns false when any
+// failed (the job must not run: its results would be mislabeled).
+bool apply_settings(const Job& job, RecordWriter& out) {
+  bool ok = true;
+  auto report = [&](const bench::SettingResult& r) {
+    out.write("setting", {{"kind", r.kind}, {"key", r.key}, {"requested", r.requested}, {"value", r.value}});
+    progress("setting " + r.kind + " " + r.key + " = " + r.value);
+  };
+  for (auto& [k, v] : job.sysctls) try {
+      report(bench::apply_sysctl(k, v));
+    } catch (const std::exception& e) {
+      out.error(describe(e), true);
+      ok = false;
+    }
+  for (auto& [k, v] : job.sched_tunables) try {
+      report(bench::apply_sched_tunable(k, v));
+    } catch (const std::exception& e) {
+      out.error(describe(e), true);
+      ok = false;
+    }
+  if (job.coresched) try {
+      unsigned long long cookie = bench::coresched_probe();
+      char hex[32];
+      std::snprintf(hex, sizeof hex, "0x%llx", cookie);
+      out.write("setting", {{"kind", "coresched"}, {"key", "cookie"}, {"requested", "per-benchmark"}, {"value", hex}});
+    } catch (const std::exception& e) {
+      out.error(describe(e), true);
+      ok = false;
+    }
+  return ok;
+}
+
+void run_chat_job(const Job& job, RecordObserver& obs) {
+  auto p = protocol::chat_params(job);
+  bench::ChatOptions o;
+  o.rooms = p.rooms;
+  o.users = p.users;
+  o.count = p.count;
+  o.yield = bench::parse_yield_mode(p.yield);
+  o.port = p.port;
+  o.coresched = job.coresched;
+  const int total = p.discard + job.iterations;
+  for (int run = 1; run <= total; ++run) {
+    const bool warmup = run <= p.discard;
+    const int iteration = warmup ? 0 : run - p.discard;
+    if (!warmup) obs.before_iteration("chat-" + std::to_string(iteration));
+    obs.event(warmup ? "warmup" : "iteration-start", {{"benchmark", "chat"}, {"iteration", iteration}});
+    bench::ChatResult r = bench::run_chat(o);
+    json detail = {{"benchmark", "chat"},      {"iteration", iteration},        {"warmup", warmup},
+                   {"rooms", r.rooms},         {"users", r.users},              {"count", r.count},
+                   {"yield", r.yield},         {"sent", r.sent},                {"received", r.received},
+                   {"elapsed_s", r.elapsed_s}, {"msgs_per_s", r.msgs_per_s},    {"context_switches", r.context_switches},
+                   {"connection_threads", r.connection_threads},
+                   {"server_threads", r.server_threads}, {"client_threads", r.client_threads}};
+    if (job.coresched) {
+      detail["server_cookie"] = r.server_cookie;
+      detail["client_cookie"] = r.client_cookie;
+    }
+    obs.event("iteration-end", detail);
+    auto s = [&](const char* metric, double v, const char* unit, const char* better) {
+      obs.sample({"chat", iteration, warmup, metric, v, unit, better});
+    };
+    s("msgs/s", r.msgs_per_s, "msgs/s", "higher");
+    s("latency-p50-us", r.latency_p50_us, "us", "lower");
+    s("latency-p90-us", r.latency_p90_us, "us", "lower");
+    s("latency-p99-us", r.latency_p99_us, "us", "lower");
+    s("cs/msg", r.cs_per_msg, "count", "lower");
+    s("elapsed-s", r.elapsed_s, "s", "lower");
+  }
+}
+
+int run_exec_job(const Job& job, RecordWriter& out, RecordObserver& obs) {
+  obs.before_iteration("exec-1");
+  obs.event("iteration-start", {{"benchmark", "exec"}, {"iteration", 1}, {"argv", job.argv}});
+  bench::SpawnOptions so;
+  so.coresched = job.coresched;
+  so.on_line = [&](int stream, std::string_view line) {
+    out.write("output", {{"stream", stream == 1 ? "stdout" : "stderr"}, {"line", std::string(line.substr(0, 8192))}});
+  };
+  auto r = bench::spawn(job.argv, so);
+  json detail = {{"benchmark", "exec"}, {"iteration", 1},      {"exit_code", r.exit_code}, {"signal", r.signal},
+                 {"elapsed_s", r.elapsed_s}, {"user_s", r.user_s}, {"sys_s", r.sys_s}};
+  if (job.coresched) detail["cookie"] = r.cookie;
+  obs.event("iteration-end", detail);
+  if (!r.ok())
+    out.error(job.argv[0] + (r.signal ? " was killed by signal " + std::to_string(r.signal)
+                                      : " exited with status " + std::to_string(r.exit_code)),
+              true);
+  return r.ok() ? 0 : (r.exit_code > 0 ? r.exit_code : 128 + r.signal);
+}
+
+[[noreturn]] void run_noise_forever(const Job& job, RecordObserver& obs) {
+  bench::Noise noise(job.noise.workers, job.noise.load);
+  noise.start();
+  obs.event("noise-started", {{"workers", job.noise.workers}, {"load", job.noise.load}});
+  for (;;) pause();  // until the guest is destroyed
+}
+
+}  // namespace
+
+int run_job(const Job& job, RecordWriter& out, const AgentOptions& options) {
+  int exit_code = 1;
+  try {
+    out.write("topology", bench::topology_report());
+    if (!apply_settings(job, out)) {
+      out.end(false, 1);
+      return 1;
+    }
+    std::unique_ptr<bench::VmstatSampler> sampler;
+    std::unique_ptr<RecordObserver> obs;
+    if (job.monitors.vmstat_interval_s > 0)
+      sampler = std::make_unique<bench::VmstatSampler>(job.monitors.vmstat_interval_s, [&](double t, const json& v) {
+        out.write("monitor", {{"monitor", "vmstat"},
+                              {"t", t},
+                              {"phase", obs && obs->measuring() ? "measure" : "setup"},
+                              {"values", v}});
+      });
+    obs = std::make_unique<RecordObserver>(out, job, options, sampler.get());
+    auto schedstat = [&](const char* phase) {
+      json snap = bench::schedstat_snapshot();
+      json rec = {{"monitor", "schedstat"}, {"phase", phase}, {"available", !snap.is_null()}};
+      if (!snap.is_null()) rec["values"] = snap;
+      out.write("monitor", rec);
+    };
+    if (job.monitors.schedstat) schedstat("start");
+    bench::CpuBusy busy;
+    busy.begin();
+    if (sampler) sampler->start();
+
+    std::string kind = job.role == "noise" ? "noise" : job.kind;
+    progress("running " + kind + " (cell " + job.cell + ", vm " + std::to_string(job.vm) + ")");
+    try {
+      if (kind == "kernbench") {
+        auto p = protocol::kernbench_params(job);
+        bench::KernbenchOptions o;
+        o.jobs = p.jobs;
+        o.iterations = job.iterations;
+        o.warmup = p.warmup;
+        o.tree = p.tree;
+        o.files = p.files;
+        o.config = p.config;
+        o.target = p.target;
+        o.coresched = job.coresched;
+        bench::run_kernbench(o, *obs);
+        exit_code = 0;
+      } else if (kind == "chat") {
+        run_chat_job(job, *obs);
+        exit_code = 0;
+      } else if (kind == "hackbench") {
+        auto p = protocol::hackbench_params(job);
+        bench::HackbenchOptions o;
+        o.groups = p.groups;
+        o.loops = p.loops;
+        o.fds = p.fds;
+        o.threads = p.threads;
+        o.pipes = p.pipes;
+        o.iterations = job.iterations;
+        o.coresched = job.coresched;
+        bench::run_hackbench(o, *obs);
+        exit_code = 0;
+      } else if (kind == "exec") {
+        exit_code = run_exec_job(job, out, *obs);
+      } else if (kind == "noise") {
+        run_noise_forever(job, *obs);
+      } else {
+        throw Error("unknown job kind \"" + kind + "\"");
+      }
+    } catch (const std::exception& e) {
+      out.error(describe(e), true);
+      progress("error: " + describe(e));
+      exit_code = 1;
+    }
+    if (sampler) sampler->stop();
+    if (job.monitors.schedstat) schedstat("end");
+    if (job.monitors.cpu_busy) out.write("monitor", {{"monitor", "cpu_busy"}, {"values", busy.end()}});
+  } catch (const std::exception& e) {
+    out.error(describe(e), true);
+    progress("error: " + describe(e));
+    exit_code = 1;
+  }
+  out.end(exit_code == 0, exit_code);
+  progress(exit_code == 0 ? "done" : "failed (exit code " + std::to_string(exit_code) + ")");
+  return exit_code;
+}
+
+int run_agent(const AgentOptions& options) {
+  const bool pid1 = is_pid1();
+  if (pid1) {
+    std::string problems = mount_basics();
+    if (!problems.empty()) progress("warning: " + problems);
+  }
+  // Where the records go.
+  int fd = -1;
+  std::string where;
+  if (options.results_port == "-") {
+    fd = 1;
+    where = "stdout";
+  } else if (!options.results_port.empty() && options.results_port[0] == '/') {
+    fd = open(options.results_port.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    where = options.results_port;
+  } else if (auto dev = find_virtio_port(options.results_port, pid1 ? 10.0 : 0.0)) {
+    fd = open(dev->c_str(), O_WRONLY | O_CLOEXEC);
+    where = *dev + " (" + options.results_port + ")";
+  } else if (!pid1) {
+    fd = 1;
+    where = "stdout (no port " + options.results_port + ")";
+  }
+  if (fd < 0) {
+    progress("error: cannot open the results port " + options.results_port + " (" + where +
+             "); nothing can be reported, powering off");
+    power_off(1);
+  }
+  progress("agent " + std::string(kVersion) + ", records to " + where);
+
+  // The sequence counter lives in shared memory so that the PID 1 supervisor can continue the
+  // stream (error + end) if its worker dies.
+  void* mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  Shared* shared = mem == MAP_FAILED ? new Shared : new (mem) Shared;
+  RecordWriter out(protocol::fd_sink(fd), &shared->seq);
+  out.write("hello", {{"agent", kVersion}, {"kernel", bench::kernel_release()}, {"uptime_s", uptime_s()},
+                      {"pid1", pid1}});
+
+  Job job;
+  try {
+    job = protocol::parse_job(read_job_file(options.job_file));
+  } catch (const std::exception& e) {
+    out.error("cannot use the job " + options.job_file + ": " + describe(e), true);
+    out.end(false, 2);
+    progress("error: " + describe(e));
+    power_off(2);
+  }
+
+  if (!pid1) {
+    int rc = run_job(job, out, options);
+    return rc;
+  }
+  // PID 1: the job runs in a worker; this process reaps every child (orphans included) until the
+  // worker is gone, finishes the stream if the worker could not, then powers off.
+  pid_t worker = fork();
+  if (worker == 0) {
+    int rc = run_job(job, out, options);
+    shared->ended = 1;
+    _exit(rc);
+  }
+  if (worker < 0) {
+    out.error(std::string("cannot fork the agent worker: ") + strerror(errno), true);
+    out.end(false, 1);
+    power_off(1);
+  }
+  int status = 0;
+  for (;;) {
+    int st;
+    pid_t p = wait(&st);
+    if (p == worker) {
+      status = st;
+      break;
+    }
+    if (p < 0 && errno == ECHILD) break;
+  }
+  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (!shared->ended) {
+    out.error("the agent worker died" +
+                  (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()),
+              true);
+    out.end(false, rc ? rc : 1);
+  }
+  power_off(rc);
+}
+
+}  // namespace smtlab::guest

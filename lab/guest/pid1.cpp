@@ -1,0 +1,51 @@
+#include "guest/pid1.hpp"
+
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace smtlab::guest {
+
+bool is_pid1() { return getpid() == 1; }
+
+namespace {
+bool exists(const char* p) {
+  struct stat st {};
+  return stat(p, &st) == 0;
+}
+void try_mount(std::string& problems, const char* src, const char* dir, const char* type, bool needed) {
+  if (!needed) return;
+  mkdir(dir, 0755);
+  if (mount(src, dir, type, 0, nullptr) != 0 && errno != EBUSY)
+    problems += std::string("cannot mount ") + type + " on " + dir + ": " + strerror(errno) + "\n";
+}
+}  // namespace
+
+std::string mount_basics() {
+  std::string problems;
+  try_mount(problems, "proc", "/proc", "proc", !exists("/proc/self"));
+  try_mount(problems, "sysfs", "/sys", "sysfs", !exists("/sys/class"));
+  try_mount(problems, "devtmpfs", "/dev", "devtmpfs", !exists("/dev/null"));
+  try_mount(problems, "tmpfs", "/tmp", "tmpfs", true);
+  return problems;
+}
+
+void power_off(int exit_code) {
+  if (!is_pid1()) std::exit(exit_code);
+  sync();
+  reboot(RB_POWER_OFF);
+  for (;;) pause();  // PID 1 must never exit (kernel panic)
+}
+
+void progress(const std::string& message) {
+  std::string line = "smtlab-guest: " + message + "\n";
+  (void)!write(2, line.data(), line.size());
+}
+
+}  // namespace smtlab::guest

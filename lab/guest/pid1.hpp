@@ -1,0 +1,16 @@
+#pragma once
+// PID 1 duties of the agent: the mounts it needs, reaping orphans, powering off.
+#include <string>
+
+namespace smtlab::guest {
+
+bool is_pid1();
+// Mounts /proc, /sys, /dev (devtmpfs) when missing, and a tmpfs on /tmp. Returns the problems
+// (one per line), "" when all went well. Never throws.
+std::string mount_basics();
+// sync() and reboot(RB_POWER_OFF) (only when PID 1; otherwise returns).
+[[noreturn]] void power_off(int exit_code);
+// Progress line on stderr (the console when PID 1): "smtlab-guest: <message>".
+void progress(const std::string& message);
+
+}  // namespace smtlab::guest

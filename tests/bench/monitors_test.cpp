@@ -1,0 +1,114 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "bench/monitors.hpp"
+#include "bench/topology.hpp"
+
+using namespace smtlab::bench;
+namespace fs = std::filesystem;
+
+namespace {
+void put(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+}  // namespace
+
+TEST_CASE("vmstat sampler produces one row per interval with every column") {
+  std::mutex m;
+  std::vector<std::pair<double, nlohmann::json>> rows;
+  VmstatSampler s(0.1, [&](double t, const nlohmann::json& v) {
+    std::lock_guard lock(m);
+    rows.emplace_back(t, v);
+  });
+  s.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(650));
+  s.stop();
+  std::lock_guard lock(m);
+  CHECK(rows.size() >= 4);
+  CHECK(rows.size() <= 7);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (const char* col : {"r", "b", "swpd", "free", "buff", "cache", "si", "so", "bi", "bo", "in", "cs", "us", "sy",
+                            "id", "wa", "st"})
+      CHECK(rows[i].second.contains(col));
+    CHECK(rows[i].second["free"].get<double>() > 0);
+    CHECK(rows[i].first == Approx(0.1 * (i + 1)).margin(0.08));
+  }
+  CHECK(rows.back().second["cs"].get<double>() > 0);
+  CHECK(s.rows() == rows.size());
+}
+
+TEST_CASE("vmstat rows are rates and percentages of the interval") {
+  VmstatSnapshot a, b;
+  a.when = std::chrono::steady_clock::now();
+  b.when = a.when + std::chrono::seconds(2);
+  a.stat = parse_proc_stat("cpu 100 0 50 800 50 0 0 0 0 0\nctxt 1000\nintr 500 1 2\nprocs_running 3\nprocs_blocked 0\n");
+  b.stat = parse_proc_stat("cpu 200 0 150 900 50 0 0 0 0 0\nctxt 5000\nintr 900 1 2\nprocs_running 7\nprocs_blocked 1\n");
+  b.meminfo = parse_key_values("MemFree:  1000 kB\nBuffers: 10 kB\nCached: 100 kB\nSReclaimable: 5 kB\n"
+                               "SwapTotal: 50 kB\nSwapFree: 20 kB\n");
+  a.vmstat = parse_key_values("pgpgin 100\npgpgout 0\n");
+  b.vmstat = parse_key_values("pgpgin 300\npgpgout 0\n");
+  auto r = vmstat_row(a, b);
+  CHECK(r["r"] == 7);
+  CHECK(r["b"] == 1);
+  CHECK(r["cs"].get<double>() == Approx(2000));
+  CHECK(r["in"].get<double>() == Approx(200));
+  CHECK(r["bi"].get<double>() == Approx(100));
+  CHECK(r["us"].get<double>() == Approx(100.0 / 3));
+  CHECK(r["sy"].get<double>() == Approx(100.0 / 3));
+  CHECK(r["id"].get<double>() == Approx(100.0 / 3));
+  CHECK(r["free"] == 1000);
+  CHECK(r["cache"] == 105);
+  CHECK(r["swpd"] == 30);
+}
+
+TEST_CASE("schedstat and per-CPU busy snapshots parse a proc tree") {
+  auto root = fs::temp_directory_path() / ("smtlab-proc-" + std::to_string(getpid()));
+  put(root / "schedstat", "version 15\ntimestamp 4295\ncpu0 0 0 0 0 0 0 1000 200 30\ndomain0 3 1 2\ncpu1 0 0 0 0 0 0 5 6 7\n");
+  put(root / "stat", "cpu 10 0 10 80 0 0 0 0\ncpu0 5 0 5 40 0 0 0 0\ncpu1 5 0 5 40 0 0 0 0\n");
+  auto s = schedstat_snapshot(root);
+  CHECK(s["version"] == 15);
+  REQUIRE(s["cpus"].size() == 2);
+  CHECK(s["cpus"][0]["running_ns"] == 1000);
+  CHECK(s["cpus"][0]["waiting_ns"] == 200);
+  CHECK(s["cpus"][1]["timeslices"] == 7);
+  CHECK(schedstat_snapshot((root / "nothing").string()).is_null());
+  CpuBusy busy(root);
+  busy.begin();
+  put(root / "stat", "cpu 30 0 10 100 0 0 0 0\ncpu0 25 0 5 40 0 0 0 0\ncpu1 5 0 5 60 0 0 0 0\n");
+  auto b = busy.end();
+  REQUIRE(b["cpus"].size() == 2);
+  CHECK(b["cpus"][0]["busy_pct"].get<double>() == Approx(100));
+  CHECK(b["cpus"][1]["busy_pct"].get<double>() == Approx(0));
+  CHECK(b["all_pct"].get<double>() == Approx(50));
+  fs::remove_all(root);
+}
+
+TEST_CASE("topology lists online CPUs only and tolerates missing files") {
+  auto root = fs::temp_directory_path() / ("smtlab-cpu-" + std::to_string(getpid()));
+  put(root / "online", "0-1,3\n");
+  for (int c : {0, 1, 3}) {
+    auto t = root / ("cpu" + std::to_string(c)) / "topology";
+    put(t / "core_id", std::to_string(c / 2) + "\n");
+    put(t / "physical_package_id", "0\n");
+    put(t / "thread_siblings_list", c < 2 ? "0-1\n" : "2-3\n");
+    if (c != 3) put(t / "die_id", "0\n");
+  }
+  put(root / "cpu2" / "online", "0\n");  // offline: no topology/
+  auto r = topology_report(root);
+  CHECK(r["online"] == "0-1,3");
+  CHECK(r["smt_active"].is_null());
+  REQUIRE(r["cpus"].size() == 3);
+  CHECK(r["cpus"][2]["cpu"] == 3);
+  CHECK(r["cpus"][2]["siblings"] == "2-3");
+  CHECK(r["cpus"][2]["die_id"].is_null());
+  CHECK(r["cpus"][1]["core_id"] == 0);
+  put(root / "smt" / "active", "1\n");
+  CHECK(topology_report(root)["smt_active"] == 1);
+  fs::remove_all(root);
+}
