@@ -145,6 +145,11 @@ json describe_files(const fs::path& dir, std::uint64_t* total) {
   return files;
 }
 
+// Directories under the root that are not entry kinds.
+bool is_reserved(const std::string& name) {
+  return name == "tmp" || name == "locks" || name == "work" || name == "logs" || name == "debs";
+}
+
 void touch(const fs::path& p) { ::utimensat(AT_FDCWD, p.c_str(), nullptr, 0); }
 
 std::string unique_suffix() {
@@ -164,6 +169,7 @@ void discard(const fs::path& root, const fs::path& dir) {
 }  // namespace
 
 void check_key_part(const std::string& what, const std::string& value) {
+  if (what == "kind" && is_reserved(value)) throw Error("internal: reserved cache kind '" + value + "'");
   const bool ok = !value.empty() && value.size() <= 128 && value != "." && value != ".." &&
                   value.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789._-") == std::string::npos;
   if (!ok) throw Error(fmt::format("internal: invalid cache {} '{}'", what, value));
@@ -260,8 +266,9 @@ std::vector<EntryInfo> Cache::list() const {
   std::error_code ec;
   for (const auto& kdir : fs::directory_iterator(root_, ec)) {
     const std::string kind = kdir.path().filename();
-    if (!kdir.is_directory() || kind == "tmp" || kind == "locks") continue;
+    if (!kdir.is_directory() || is_reserved(kind)) continue;
     for (const auto& edir : fs::directory_iterator(kdir.path(), ec)) {
+      if (!edir.is_directory()) continue;
       EntryInfo info;
       info.kind = kind;
       info.key = edir.path().filename();
@@ -307,22 +314,24 @@ GcResult Cache::gc(const GcOptions& options) {
     total -= e.size;
   }
   result.kept_bytes = total;
-  // Temporary directories of builders that are gone (or very old).
+  // Temporary and work directories of builders that are gone (or very old).
   std::error_code ec;
   const double now = now_s();
-  for (const auto& t : fs::directory_iterator(root_ / "tmp", ec)) {
-    const std::string n = t.path().filename();
-    const double age_h = (now - mtime_s(t.path())) / 3600.0;
-    bool stale = age_h > options.stale_tmp_hours || n.rfind("trash-", 0) == 0;
-    // name: <kind>-<key16>.<pid>.<n>
-    const auto dot = n.find('.');
-    if (!stale && dot != std::string::npos) {
-      const int pid = std::atoi(n.c_str() + dot + 1);
-      if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) stale = true;
+  for (const char* area : {"tmp", "work"}) {
+    for (const auto& t : fs::directory_iterator(root_ / area, ec)) {
+      const std::string n = t.path().filename();
+      const double age_h = (now - mtime_s(t.path())) / 3600.0;
+      bool stale = age_h > options.stale_tmp_hours || n.rfind("trash-", 0) == 0;
+      // names: <kind>-<key16>.<pid>.<n> (tmp), <key16>.<pid> (work)
+      const auto dot = n.find('.');
+      if (!stale && dot != std::string::npos) {
+        const int pid = std::atoi(n.c_str() + dot + 1);
+        if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) stale = true;
+      }
+      if (!stale) continue;
+      if (!options.dry_run) fs::remove_all(t.path(), ec);
+      result.removed_tmp.push_back(t.path());
     }
-    if (!stale) continue;
-    if (!options.dry_run) fs::remove_all(t.path(), ec);
-    result.removed_tmp.push_back(t.path());
   }
   return result;
 }

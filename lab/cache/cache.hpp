@@ -7,6 +7,8 @@
 //   <root>/tmp/<kind>-<key>.<pid>.<n>/  a build in progress; published with one rename(2)
 //   <root>/locks/<kind>-<key>.lock  flock(2) per key: concurrent smtlab processes wait, and the
 //                                   second one then finds a hit
+//   <root>/work/, logs/, debs/     scratch space of long builds, build logs, reusable .debs
+//                                  (not entries; gc removes work dirs of dead builders)
 // A lookup always checks that every listed file exists with its recorded size, and hashes the
 // small files (or all of them with Verify::full). A damaged entry is a miss: it is removed, a note
 // says so, and it is rebuilt.

@@ -181,6 +181,8 @@ TEST_CASE("gc removes unused entries, entries over the budget and stale temp dir
   set_used(old.dir / "entry.json", 30);
   set_used(mid.dir / "entry.json", 2);
   fs::create_directories(cache.root() / "tmp" / "g-dead.999999999.0");  // no such pid
+  fs::create_directories(cache.root() / "work" / "0123456789abcdef.999999999");
+  put(cache.root() / "debs" / "x_1_amd64.deb", "not an entry");
 
   smtlab::cache::GcOptions dry;
   dry.unused_days = 14;
@@ -195,7 +197,9 @@ TEST_CASE("gc removes unused entries, entries over the budget and stale temp dir
   REQUIRE(r1.removed.size() == 1);
   CHECK(r1.removed[0].key == "old");
   CHECK_FALSE(fs::exists(old.dir));
-  CHECK(r1.removed_tmp.size() == 1);
+  CHECK(r1.removed_tmp.size() == 2);
+  CHECK(fs::exists(cache.root() / "debs" / "x_1_amd64.deb"));
+  CHECK_FALSE(fs::exists(cache.root() / "work" / "0123456789abcdef.999999999"));
   CHECK_FALSE(fs::exists(cache.root() / "tmp" / "g-dead.999999999.0"));
 
   smtlab::cache::GcOptions budget;
