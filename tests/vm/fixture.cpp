@@ -80,7 +80,7 @@ echo "smtlab-test: online $(cat /sys/devices/system/cpu/online)"
 echo "smtlab-test: smt $(cat /sys/devices/system/cpu/smt/active 2>/dev/null || echo none)"
 for c in /sys/devices/system/cpu/cpu[0-9]*; do
   if [ -f $c/topology/thread_siblings_list ]; then
-    echo "smtlab-test: $(basename $c) core $(cat $c/topology/core_id) siblings $(cat $c/topology/thread_siblings_list)"
+    echo "smtlab-test: $(basename $c) core $(cat $c/topology/core_id) package $(cat $c/topology/physical_package_id) siblings $(cat $c/topology/thread_siblings_list)"
   fi
 done
 for p in /sys/class/virtio-ports/*; do
@@ -98,6 +98,32 @@ fs::path scratch_dir(const std::string& name) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
+}
+
+GuestTopology parse_test_topology(const std::string& console) {
+  GuestTopology t;
+  std::istringstream in(console);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::istringstream words(line);
+    std::string tag, key;
+    words >> tag >> key;
+    if (tag != "smtlab-test:") continue;
+    if (key == "online") {
+      words >> t.online;
+    } else if (key == "smt") {
+      std::string v;
+      words >> v;
+      if (v == "0" || v == "1") t.smt_active = std::stoi(v);
+    } else if (key.rfind("cpu", 0) == 0) {
+      GuestCpu c;
+      std::string w1, w2, w3;
+      c.cpu = std::stoi(key.substr(3));
+      words >> w1 >> c.core_id >> w2 >> c.package_id >> w3 >> c.siblings;
+      t.cpus.push_back(c);
+    }
+  }
+  return t;
 }
 
 int pgrep_qemu_under(const fs::path& root) {

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <string>
 
+#include "vm/topology_check.hpp"
+
 namespace smtlab::vm::test {
 
 // vmlinuz of the newest linux-image-6.12.*+deb12-cloud-amd64-unsigned (apt-get download +
@@ -15,12 +17,15 @@ std::filesystem::path debian_612_kernel();
 std::filesystem::path make_initramfs(const std::filesystem::path& dir, const std::string& init_script);
 
 // The /init used by the boot tests: prints "smtlab-test: ..." lines (kernel release, online
-// CPUs, smt/active, per-CPU core id and siblings) and writes "results-line <release>" to the
+// CPUs, smt/active, per-CPU core id, package id and siblings) and writes "results-line <release>" to the
 // org.smtlab.results.0 port, then powers off.
 std::string topology_init_script();
 
 // A fresh, empty, short directory for one test.
 std::filesystem::path scratch_dir(const std::string& name);
+
+// The topology the test /init printed ("smtlab-test: ..." lines), for check_guest_topology.
+GuestTopology parse_test_topology(const std::string& console);
 
 // qemu-system processes mentioning `root` (checked with pgrep -f).
 int pgrep_qemu_under(const std::filesystem::path& root);

@@ -22,6 +22,7 @@
 #include "vm/domain.hpp"
 #include "vm/embed_root.hpp"
 #include "vm/pinning.hpp"
+#include "vm/topology_check.hpp"
 
 using namespace smtlab;
 using namespace smtlab::vm;
@@ -130,14 +131,38 @@ TEST_CASE("a 1x1x2x2 guest sees two sibling pairs and SMT active, and reports on
   CHECK(has_line(console, "smtlab-test: kernel 6.12."));
   CHECK(has_line(console, "smtlab-test: online 0-3"));
   CHECK(has_line(console, "smtlab-test: smt 1"));
-  CHECK(has_line(console, "smtlab-test: cpu0 core 0 siblings 0-1"));
-  CHECK(has_line(console, "smtlab-test: cpu1 core 0 siblings 0-1"));
-  CHECK(has_line(console, "smtlab-test: cpu2 core 1 siblings 2-3"));
-  CHECK(has_line(console, "smtlab-test: cpu3 core 1 siblings 2-3"));
+  CHECK(has_line(console, "smtlab-test: cpu0 core 0 package 0 siblings 0-1"));
+  CHECK(has_line(console, "smtlab-test: cpu1 core 0 package 0 siblings 0-1"));
+  CHECK(has_line(console, "smtlab-test: cpu2 core 1 package 0 siblings 2-3"));
+  CHECK(has_line(console, "smtlab-test: cpu3 core 1 package 0 siblings 2-3"));
   CHECK(has_line(console, "smtlab-test: done"));
   CHECK_FALSE(is_fatal(scan_console(console)));
+  CHECK(check_guest_topology(spec.topology, false, test::parse_test_topology(console)).empty());
+  // The same report checked against a different request must not match.
+  CHECK_FALSE(check_guest_topology({1, 1, 4, 1}, false, test::parse_test_topology(console)).empty());
   auto results = read_file(spec.results_channel);
   CHECK(results.rfind("results-line 6.12.", 0) == 0);
+  CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
+}
+
+TEST_CASE("nosmt on the command line: secondary threads offline, SMT inactive", "[vm]") {
+  auto dir = test::scratch_dir("nosmt");
+  auto initrd = test::make_initramfs(dir, test::topology_init_script());
+  auto spec = guest(dir, "nosmt", {1, 1, 2, 2}, initrd);
+  spec.cmdline += " nosmt";
+  {
+    auto dom = Domain::start(connection(), spec);
+    REQUIRE(dom.wait_stopped(60s) == WaitResult::stopped);
+    dom.destroy();
+  }
+  auto console = read_console(spec.console_log);
+  INFO(console_tail(console, 30));
+  CHECK(has_line(console, "smtlab-test: smt 0"));
+  CHECK(has_line(console, "smtlab-test: online 0,2"));
+  auto seen = test::parse_test_topology(console);
+  CHECK(seen.cpus.size() == 2);
+  CHECK(check_guest_topology(spec.topology, true, seen).empty());
+  CHECK_FALSE(check_guest_topology(spec.topology, false, seen).empty());
   CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
 }
 

@@ -1,10 +1,18 @@
 // Pure parts of the vm module: domain XML, pinning, host capabilities, console scanning.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "util/error.hpp"
 #include "vm/console.hpp"
+#include "vm/control_channel.hpp"
+#include "vm/file_follower.hpp"
+#include "vm/topology_check.hpp"
 #include "vm/domain_xml.hpp"
 #include "vm/host_topology.hpp"
 #include "vm/pinning.hpp"
@@ -346,4 +354,96 @@ TEST_CASE("read_console reads a bounded tail starting at a line", "[console]") {
   CHECK(tail.substr(tail.size() - 9) == "line 999\n");
   CHECK(read_console(file.string() + ".missing").empty());
   std::filesystem::remove(file);
+}
+
+TEST_CASE("guest topology check: SMT pairs, nosmt, and mismatches", "[topology]") {
+  GuestTopology smt{"0-3", 1,
+                    {{0, 0, 0, 0, "0-1"}, {1, 0, 0, 0, "0-1"}, {2, 1, 0, 0, "2-3"}, {3, 1, 0, 0, "2-3"}}};
+  CHECK(check_guest_topology({1, 1, 2, 2}, false, smt).empty());
+
+  SECTION("every vCPU its own core (what qemu64 gave on 6.1) is a mismatch for 1x1x2x2") {
+    GuestTopology flat{"0-3", 0,
+                       {{0, 0, 0, 0, "0"}, {1, 1, 0, 0, "1"}, {2, 2, 0, 0, "2"}, {3, 3, 0, 0, "3"}}};
+    auto d = check_guest_topology({1, 1, 2, 2}, false, flat);
+    REQUIRE_FALSE(d.empty());
+    CHECK(has(d[0], "SMT inactive, expected active"));
+    CHECK(check_guest_topology({1, 1, 4, 1}, false, flat).empty());
+  }
+  SECTION("nosmt: one online thread per core, SMT inactive") {
+    GuestTopology nosmt{"0,2", 0, {{0, 0, 0, 0, "0"}, {2, 1, 0, 0, "2"}}};
+    CHECK(check_guest_topology({1, 1, 2, 2}, true, nosmt).empty());
+    auto d = check_guest_topology({1, 1, 2, 2}, false, nosmt);
+    CHECK(d.size() >= 2);
+    CHECK(has(d[0], "2 online CPUs"));
+  }
+  SECTION("sibling lists that name offline CPUs count only online ones") {
+    GuestTopology nosmt{"0,2", 0, {{0, 0, 0, 0, "0-1"}, {2, 1, 0, 0, "2-3"}}};
+    CHECK(check_guest_topology({1, 1, 2, 2}, true, nosmt).empty());
+  }
+  SECTION("wrong package count, missing CPU reports and garbage are reported, not thrown") {
+    GuestTopology two_pkg = smt;
+    two_pkg.cpus[2].package_id = 1;
+    two_pkg.cpus[3].package_id = 1;
+    auto d = check_guest_topology({1, 1, 2, 2}, false, two_pkg);
+    REQUIRE(d.size() == 1);
+    CHECK(has(d[0], "2 package(s), expected 1"));
+    GuestTopology missing = smt;
+    missing.cpus.pop_back();
+    CHECK_FALSE(check_guest_topology({1, 1, 2, 2}, false, missing).empty());
+    GuestTopology garbage{"zero-three", std::nullopt, {}};
+    CHECK_NOTHROW(check_guest_topology({1, 1, 2, 2}, false, garbage));
+    CHECK(has(check_guest_topology({1, 1, 2, 2}, false, garbage)[0], "malformed"));
+    GuestTopology bad_sib = smt;
+    bad_sib.cpus[0].siblings = "0-x";
+    CHECK(has(check_guest_topology({1, 1, 2, 2}, false, bad_sib).back(), "malformed siblings"));
+  }
+}
+
+TEST_CASE("FileFollower returns complete lines as the file grows, bounded", "[follow]") {
+  auto file = std::filesystem::temp_directory_path() / "smtlab-vm-follow-test";
+  std::filesystem::remove(file);
+  FileFollower f(file, 8);
+  CHECK(f.poll().empty());  // not there yet
+  std::ofstream out(file, std::ios::binary);
+  out << "one\ntw" << std::flush;
+  auto a = f.poll();
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].text == "one");
+  out << "o\n" << std::string(20, 'z') << "\nthree" << std::flush;
+  auto b = f.poll();
+  REQUIRE(b.size() == 2);
+  CHECK(b[0].text == "two");
+  CHECK_FALSE(b[0].truncated);
+  CHECK(b[1].text == std::string(8, 'z'));
+  CHECK(b[1].truncated);
+  auto c = f.finish();
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].text == "three");
+  CHECK(f.bytes_read() == 4 + 4 + 21 + 5);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("ControlChannel writes go lines to the socket QEMU would listen on", "[control]") {
+  auto path = std::filesystem::temp_directory_path() / "smtlab-vm-ctl.sock";
+  std::filesystem::remove(path);
+  CHECK_THROWS_WITH(ControlChannel::connect(path, std::chrono::milliseconds(100)),
+                    Catch::Contains("cannot connect"));
+  int server = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  strcpy(addr.sun_path, path.c_str());
+  REQUIRE(bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(listen(server, 1) == 0);
+  auto ch = ControlChannel::connect(path);
+  int peer = accept(server, nullptr, nullptr);
+  REQUIRE(peer >= 0);
+  ch.go("iteration-1");
+  CHECK_THROWS_AS(ch.send_line("two\nlines"), Error);
+  CHECK_THROWS_AS(ch.go("two words"), Error);
+  char buf[64] = {};
+  auto n = read(peer, buf, sizeof buf - 1);
+  CHECK(std::string(buf, n > 0 ? n : 0) == "go iteration-1\n");
+  close(peer);
+  close(server);
+  std::filesystem::remove(path);
 }
