@@ -3,20 +3,42 @@
 
 #include <iostream>
 
+#include "cli/commands.hpp"
 #include "smtlab/version.hpp"
 #include "util/error.hpp"
 
+namespace smtlab::cli {
+int& exit_status() {
+  static int status = kOk;
+  return status;
+}
+}  // namespace smtlab::cli
+
 int main(int argc, char** argv) {
-  CLI::App app{"smtlab: SMT and vCPU-overcommit experiments in emulated topologies"};
+  using namespace smtlab::cli;
+  CLI::App app{"smtlab: SMT and vCPU-overcommit experiments in emulated topologies, one command each"};
   app.set_version_flag("--version", std::string("smtlab ") + smtlab::kVersion);
   app.require_subcommand(1);
+  app.footer("Start with: smtlab run recipes/smoke.yaml   (see README.md)");
+  add_plan_command(app);
+  // add_doctor_command(app);
+  add_kernel_command(app);
+  // add_image_command(app);
+  add_cache_command(app);
+  // add_boot_command(app);
+  // add_run_command(app);
+  // add_compare_command(app);
+  // add_report_command(app);
+  add_merge_command(app);
+  // add_reproduce_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    int code = app.exit(e);
+    return code == 0 ? 0 : kUsage;
   } catch (const std::exception& e) {
     std::cerr << "smtlab: error: " << smtlab::describe(e) << "\n";
-    return 1;
+    return kError;
   }
-  return 0;
+  return exit_status();
 }
