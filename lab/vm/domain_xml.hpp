@@ -29,7 +29,7 @@ struct DomainSpec {
   std::filesystem::path initrd;  // optional
   std::string cmdline;
   std::filesystem::path disk;             // optional qcow2 overlay, attached as virtio vda
-  std::filesystem::path console_log;      // optional: serial console appended to this file
+  std::filesystem::path console_log;      // optional: serial console written to this file (truncated at start)
   std::filesystem::path results_channel;  // optional: virtio port org.smtlab.results.0 -> file
   std::filesystem::path control_socket;   // optional: virtio port org.smtlab.control.0 <- unix socket (bind)
   std::vector<std::string> vcpu_pins;     // empty, or one host cpuset per vCPU ("" = unpinned)

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,6 +98,7 @@ int sweep() {
 
 [[noreturn]] void guardian_child(int read_fd) {
   setsid();
+  prctl(PR_SET_NAME, "smtlab-guard", 0, 0, 0);  // ps shows it; its cmdline is still smtlab's
   struct sigaction ign {};
   ign.sa_handler = SIG_IGN;
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) sigaction(sig, &ign, nullptr);

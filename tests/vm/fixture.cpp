@@ -1,5 +1,7 @@
 #include "fixture.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,27 +16,36 @@
 namespace smtlab::vm::test {
 namespace fs = std::filesystem;
 
-fs::path debian_612_kernel() {
-  fs::path dir = cache_dir() / "vm-test" / "linux-6.12-cloud";
+fs::path debian_cloud_kernel(const std::string& series) {
+  std::string pattern;
+  if (series == "6.12") pattern = "^linux-image-6\\.12\\.[0-9]+\\+deb12-cloud-amd64-unsigned$";
+  else if (series == "6.1") pattern = "^linux-image-6\\.1\\.0-[0-9]+-cloud-amd64-unsigned$";
+  else throw Error("test fixture: unknown kernel series " + series);
+  fs::path dir = cache_dir() / "vm-test" / ("linux-" + series + "-cloud");
+  fs::create_directories(dir);
+  // One fetcher at a time (test processes may run in parallel).
+  int lock = open((dir / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0 || flock(lock, LOCK_EX) != 0) throw Error("cannot lock " + dir.string());
+  struct Unlock {
+    int fd;
+    ~Unlock() { close(fd); }
+  } unlock{lock};
   fs::path marker = dir / "vmlinuz-path";
   if (fs::exists(marker)) {
     fs::path p = read_file(marker);
     if (fs::exists(p)) return p;
   }
-  auto search = run_checked({"apt-cache", "search", "--names-only",
-                             "^linux-image-6\\.12\\..*\\+deb12-cloud-amd64-unsigned$"});
-  std::vector<std::string> names;
+  auto search = run_checked({"apt-cache", "search", "--names-only", pattern});
+  std::string names;
   std::istringstream lines(search.out);
   for (std::string line; std::getline(lines, line);)
-    if (auto sp = line.find(' '); sp != std::string::npos) names.push_back(line.substr(0, sp));
-  if (names.empty()) throw Error("no linux-image-6.12 cloud kernel package in the apt lists");
-  auto sorted = run_checked({"sort", "-V"}, ProcessOptions{.stdin_data = [&] {
-                              std::string s;
-                              for (auto& n : names) s += n + "\n";
-                              return s;
-                            }()});
+    if (auto sp = line.find(' '); sp != std::string::npos) names += line.substr(0, sp) + "\n";
+  if (names.empty()) throw Error("no linux-image-" + series + " cloud kernel package in the apt lists",
+                                 "run apt-get update");
+  auto sorted = run_checked({"sort", "-V"}, ProcessOptions{.stdin_data = names});
   std::string newest = sorted.out.substr(0, sorted.out.size() - 1);
-  newest = newest.substr(newest.rfind('\n') == std::string::npos ? 0 : newest.rfind('\n') + 1);
+  if (auto nl = newest.rfind('\n'); nl != std::string::npos) newest = newest.substr(nl + 1);
+  fs::remove_all(dir / "dl");
   fs::create_directories(dir / "dl");
   run_checked({"apt-get", "download", newest}, ProcessOptions{.cwd = dir / "dl"});
   for (auto& e : fs::directory_iterator(dir / "dl"))
@@ -47,6 +58,8 @@ fs::path debian_612_kernel() {
     }
   throw Error("the kernel package " + newest + " has no boot/vmlinuz-*");
 }
+
+fs::path debian_612_kernel() { return debian_cloud_kernel("6.12"); }
 
 fs::path make_initramfs(const fs::path& dir, const std::string& init_script) {
   fs::path tree = dir / "initramfs-tree";

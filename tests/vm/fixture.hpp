@@ -11,6 +11,8 @@ namespace smtlab::vm::test {
 // vmlinuz of the newest linux-image-6.12.*+deb12-cloud-amd64-unsigned (apt-get download +
 // dpkg-deb -x into cache_dir()/vm-test on first use).
 std::filesystem::path debian_612_kernel();
+// Same for a series: "6.12" or "6.1" (linux-image-6.1.0-NN-cloud-amd64-unsigned).
+std::filesystem::path debian_cloud_kernel(const std::string& series);
 
 // A newc initramfs with /bin/busybox (+ applet links made at boot) and /init = `init_script`
 // (a busybox sh script; omitted when empty).

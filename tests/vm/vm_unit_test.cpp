@@ -86,7 +86,7 @@ TEST_CASE("domain XML carries topology, boot, devices and lifecycle policy", "[x
   CHECK(has(x, "<source file='/r/overlay.qcow2'/>"));
   CHECK(has(x, "<target dev='vda' bus='virtio'/>"));
   CHECK(has(x, "<serial type='file'>"));
-  CHECK(has(x, "<source path='/r/console.log' append='on'/>"));
+  CHECK(has(x, "<source path='/r/console.log'/>"));
   CHECK(has(x, "<target type='virtio' name='org.smtlab.results.0'/>"));
   CHECK(has(x, "<source mode='bind' path='/r/control.sock'/>"));
   CHECK(has(x, "<target type='virtio' name='org.smtlab.control.0'/>"));
