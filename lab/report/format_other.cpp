@@ -135,7 +135,9 @@ std::string format_json(const Tables& t, const CompareOptions& options) {
             jv[statistic_label(s, m.higher_is_better)] = num(x);
             if (!base.empty())
               jv["pct_" + statistic_label(s, m.higher_is_better)] =
-                  num(percent_change(s, statistic_value(base, s, m.higher_is_better), x, m.higher_is_better));
+                  i == b.baseline ? json(0.0)
+                                  : num(percent_change(s, statistic_value(base, s, m.higher_is_better), x,
+                                                       m.higher_is_better));
           }
           if (m.higher_is_better) jv["Amean"] = num(v.amean);
           jv["ci95"] = num(v.ci95);
@@ -182,8 +184,8 @@ std::string format_csv(const Tables& t, const CompareOptions& options) {
           const Value& v = m.values[i];
           const auto& c = b.columns[i];
           double x = v.empty() ? NAN : statistic_value(v, stat, m.higher_is_better);
-          double pct = v.empty() || base.empty()
-                           ? NAN
+          double pct = v.empty() || base.empty() ? NAN
+                       : i == b.baseline              ? 0.0
                            : percent_change(stat, statistic_value(base, stat, m.higher_is_better), x, m.higher_is_better);
           bool mean_row = stat == "Amean";
           const auto& r = m.tests[i];

@@ -47,6 +47,8 @@ std::vector<std::string> parse_statistics(const std::string& list);
 struct ReportOptions {
   CompareOptions compare;  // grouping, baseline, rule, statistics for the tables
   std::string title;       // empty: "smtlab: <recipe name>"
+  bool plots = true;       // false: tables only (no SVG charts)
+  bool manifest = true;    // include each run's manifest.json (and recipe text)
 };
 
 }  // namespace smtlab::report

@@ -9,41 +9,9 @@
 using namespace smtlab;
 using nlohmann::json;
 
-namespace {
-
-// A chat run as in seed 004: mainline vs rsdl (-80 % throughput), plus a cell that failed.
-std::filesystem::path chat_run() {
-  std::vector<fixtures::CellSpec> specs(3);
-  specs[0].variant = "mainline";
-  specs[1].variant = "rsdl";
-  specs[2].variant = "broken";
-  for (auto& s : specs) s.topology = "8cpu", s.benchmark = "chat", s.kind = "chat";
-  auto dir = fixtures::temp_dir("chat");
-  auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
-  struct V {
-    double msgs, p50, p99, r, cs;
-  };
-  V v[2] = {{50000, 100, 900, 400, 1100000}, {10000, 300, 2000, 4, 310000}};
-  for (int c = 0; c < 2; ++c) {
-    std::string id = "cell" + std::to_string(c);
-    w.append_sample(id, fixtures::sample("msgs/s", 1, 0, true, "higher", "msgs/s"));  // warm-up run
-    for (int it = 1; it <= 3; ++it) {
-      w.append_sample(id, fixtures::sample("msgs/s", v[c].msgs, it, false, "higher", "msgs/s"));
-      w.append_sample(id, fixtures::sample("latency-p50-us", v[c].p50 + it, it, false, "lower", "us"));
-      w.append_sample(id, fixtures::sample("latency-p99-us", v[c].p99 + it, it, false, "lower", "us"));
-      w.append_sample(id, fixtures::sample("cs/msg", 3, it, false, "lower", ""));
-    }
-    for (int k = 1; k <= 3; ++k) w.append_monitor(id, fixtures::vmstat(10.0 * k, v[c].r + k, v[c].cs + k));
-    w.set_cell_status(id, "ok", {{"bench_s", 120.0 + c}, {"wall_s", 150.5 + c}});
-  }
-  w.set_cell_status("cell2", "failed", {{"error", "kernel panic - not syncing\nmore console"}});
-  return dir;
-}
-
-}  // namespace
 
 TEST_CASE("chat: Hmean with higher-is-better sign, latency rows, failed cells listed, vmstat, durations") {
-  auto dir = chat_run();
+  auto dir = fixtures::chat_run();
   auto run = results::load_results(dir);
   report::CompareOptions o;  // default: Welch
   report::CompareResult r = report::compare_runs({run}, o);
@@ -110,7 +78,7 @@ TEST_CASE("chat: Hmean with higher-is-better sign, latency rows, failed cells li
 }
 
 TEST_CASE("markdown, json and csv carry the same numbers") {
-  auto dir = chat_run();
+  auto dir = fixtures::chat_run();
   auto run = results::load_results(dir);
   report::CompareOptions o;
   o.format = report::Format::markdown;

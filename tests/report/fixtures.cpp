@@ -3,6 +3,8 @@
 #include <cmath>
 #include <random>
 
+#include "results/results.hpp"
+
 namespace fixtures {
 
 namespace fs = std::filesystem;
@@ -53,6 +55,66 @@ json vmstat(double t, double r, double cs, int vm) {
            {{"r", r}, {"b", 0}, {"swpd", 0}, {"free", 1600000}, {"buff", 15000}, {"cache", 195000}, {"si", 0},
             {"so", 0}, {"bi", 0}, {"bo", 30}, {"in", 284}, {"cs", cs}, {"us", 41}, {"sy", 52}, {"id", 6},
             {"wa", 0}, {"st", 0}}}};
+}
+
+// A chat run as in seed 004: mainline vs rsdl (-80 % throughput), plus a cell that failed.
+std::filesystem::path chat_run() {
+  std::vector<fixtures::CellSpec> specs(3);
+  specs[0].variant = "mainline";
+  specs[1].variant = "rsdl";
+  specs[2].variant = "broken";
+  for (auto& s : specs) s.topology = "8cpu", s.benchmark = "chat", s.kind = "chat";
+  auto dir = fixtures::temp_dir("chat");
+  auto w = smtlab::results::ResultsWriter::create(dir, fixtures::manifest(specs));
+  struct V {
+    double msgs, p50, p99, r, cs;
+  };
+  V v[2] = {{50000, 100, 900, 400, 1100000}, {10000, 300, 2000, 4, 310000}};
+  for (int c = 0; c < 2; ++c) {
+    std::string id = "cell" + std::to_string(c);
+    w.append_sample(id, fixtures::sample("msgs/s", 1, 0, true, "higher", "msgs/s"));  // warm-up run
+    for (int it = 1; it <= 3; ++it) {
+      w.append_sample(id, fixtures::sample("msgs/s", v[c].msgs, it, false, "higher", "msgs/s"));
+      w.append_sample(id, fixtures::sample("latency-p50-us", v[c].p50 + it, it, false, "lower", "us"));
+      w.append_sample(id, fixtures::sample("latency-p99-us", v[c].p99 + it, it, false, "lower", "us"));
+      w.append_sample(id, fixtures::sample("cs/msg", 3, it, false, "lower", ""));
+    }
+    for (int k = 1; k <= 3; ++k) w.append_monitor(id, fixtures::vmstat(10.0 * k, v[c].r + k, v[c].cs + k));
+    w.set_cell_status(id, "ok", {{"bench_s", 120.0 + c}, {"wall_s", 150.5 + c}});
+  }
+  w.set_cell_status("cell2", "failed", {{"error", "kernel panic - not syncing\nmore console"}});
+  return dir;
+}
+
+
+std::filesystem::path kernbench_run() {
+  std::vector<CellSpec> specs;
+  for (std::string v : {"base", "coresched"})
+    for (std::string topo : {"HT", "noHT"}) {
+      CellSpec s;
+      s.variant = v;
+      s.topology = topo;
+      specs.push_back(s);
+    }
+  auto dir = temp_dir("kernbench");
+  auto w = smtlab::results::ResultsWriter::create(dir, manifest(specs));
+  for (int c = 0; c < 4; ++c) {
+    std::string id = "cell" + std::to_string(c);
+    for (int jobs : {2, 4, 8}) {
+      auto values = five(200.0 / jobs * (1 + 0.1 * c) + 20, 0.5 + c);
+      for (int it = 0; it < 5; ++it)
+        w.append_sample(id, sample("elsp-" + std::to_string(jobs), values[it], it + 1));
+    }
+    for (int k = 0; k <= 12; ++k) w.append_monitor(id, vmstat(10.0 * k, 2 + (c + 1) * k % 7, 1000 * (c + 1) + 50 * k));
+    json topo = json::array();
+    json cpus = json::array();
+    for (int cpu = 0; cpu < 4; ++cpu)
+      cpus.push_back({{"cpu", cpu}, {"core_id", c % 2 == 0 ? cpu / 2 : cpu}, {"package_id", 0}, {"die_id", 0},
+                      {"siblings", c % 2 == 0 ? (cpu < 2 ? "0-1" : "2-3") : std::to_string(cpu)}});
+    topo.push_back({{"vm", 0}, {"online", "0-3"}, {"smt_active", c % 2 == 0 ? 1 : 0}, {"cpus", cpus}});
+    w.set_cell_status(id, "ok", {{"bench_s", 300.0 + c}, {"wall_s", 360.0 + c}, {"guest_topology", topo}});
+  }
+  return dir;
 }
 
 }  // namespace fixtures

@@ -1,1 +1,78 @@
 #include <catch2/catch.hpp>
+
+#include <regex>
+
+#include "fixtures.hpp"
+#include "report/html.hpp"
+#include "results/results.hpp"
+
+using namespace smtlab;
+
+namespace {
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("the HTML report is one self-contained page with charts, topology and manifest") {
+  auto dir = fixtures::kernbench_run();
+  auto run = results::load_results(dir);
+  report::ReportOptions o;
+  std::string html = report::render_html_report({run}, o);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(html.find("<title>smtlab: seed</title>") != std::string::npos);
+  // Nothing fetched from anywhere: no scripts, stylesheets, images or URLs.
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("<link") == std::string::npos);
+  CHECK(html.find("<img") == std::string::npos);
+  CHECK(html.find("http://") == std::string::npos);
+  CHECK(html.find("https://") == std::string::npos);
+  // One bar chart (elsp by job count) + run queue + context switches.
+  CHECK(count(html, "<svg") == 3);
+  CHECK(count(html, "class=\"bar\"") == 3 * 4);  // 3 job counts x 4 columns
+  CHECK(count(html, "class=\"ci\"") == 3 * 4);   // each with its 95 % CI whisker
+  CHECK(count(html, "<polyline") == 2 * 4);      // r and cs, one line per column
+  CHECK(html.find("kernbench: run queue (r), vm 0") != std::string::npos);
+  CHECK(html.find("kernbench: elsp (mean, 95% CI; lower is better)") != std::string::npos);
+  // The summary table and the rule.
+  CHECK(html.find("significance: welch") != std::string::npos);
+  CHECK(html.find("Amean elsp-8") != std::string::npos);
+  CHECK(html.find("sig-worse") != std::string::npos);
+  // Topology as each guest saw it, and the manifest.
+  CHECK(html.find("<td class=\"label\">0: 0/0/0 [0-1]; 1: 0/0/0 [0-1]; 2: 0/0/1 [2-3]; 3: 0/0/1 [2-3]</td>") !=
+        std::string::npos);
+  CHECK(html.find("manifest.json</summary>") != std::string::npos);
+  CHECK(html.find("0123abcd") != std::string::npos);
+
+  o.plots = false;
+  std::string tables_only = report::render_html_report({run}, o);
+  CHECK(count(tables_only, "<svg") == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the HTML report escapes everything that comes from results") {
+  std::vector<fixtures::CellSpec> specs(1);
+  specs[0].variant = "<script>alert(1)</script>";
+  specs[0].topology = "x\"onmouseover=\"y";
+  auto dir = fixtures::temp_dir("escape");
+  {
+    auto m = fixtures::manifest(specs);
+    m["recipe"]["name"] = "<b>bold</b>";
+    auto w = results::ResultsWriter::create(dir, m);
+    w.append_sample("cell0", fixtures::sample("elsp-<i>2", 1, 1));
+    w.append_sample("cell0", fixtures::sample("elsp-<i>2", 2, 2));
+    w.set_cell_status("cell0", "failed", {{"error", "<img src=x onerror=alert(1)>"}});
+  }
+  auto run = results::load_results(dir);
+  std::string html = report::render_html_report({run}, {});
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("<img") == std::string::npos);
+  CHECK(html.find("<b>bold") == std::string::npos);
+  CHECK(html.find("<i>2") == std::string::npos);
+  CHECK(html.find("\"onmouseover") == std::string::npos);
+  CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+  CHECK(html.find("&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
