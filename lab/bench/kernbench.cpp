@@ -102,6 +102,10 @@ void run_kernbench(const KernbenchOptions& o, Observer& observer) {
       observer.event("iteration-end", detail);
       emit(n, it, false, r);
     }
+  if (!o.keep_workdir) {
+    std::error_code ec;
+    fs::remove_all(o.workdir, ec);
+  }
 }
 
 }  // namespace smtlab::bench

@@ -21,6 +21,7 @@ struct KernbenchOptions {
   std::string tarball;             // linux-source: "" -> /usr/src/linux-source-*.tar.xz
   bool coresched = false;          // each timed make gets a new core-sched cookie
   double timeout_s = 0;            // per make; 0: none
+  bool keep_workdir = false;       // false: the work directory is removed after the last build
 };
 
 // Prepares the tree (untimed) and returns its directory.

@@ -281,6 +281,7 @@ int run_job(const Job& job, RecordWriter& out, const AgentOptions& options) {
         o.config = p.config;
         o.target = p.target;
         o.coresched = job.coresched;
+        o.workdir = "/tmp/smtlab-kernbench-" + std::to_string(getpid());
         bench::run_kernbench(o, *obs);
         exit_code = 0;
       } else if (kind == "chat") {
@@ -357,16 +358,26 @@ int run_agent(const AgentOptions& options) {
   void* mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   Shared* shared = mem == MAP_FAILED ? new Shared : new (mem) Shared;
   RecordWriter out(protocol::fd_sink(fd), &shared->seq);
-  out.write("hello", {{"agent", kVersion}, {"kernel", bench::kernel_release()}, {"uptime_s", uptime_s()},
-                      {"pid1", pid1}});
 
   Job job;
+  std::string job_error;
   try {
     job = protocol::parse_job(read_job_file(options.job_file));
   } catch (const std::exception& e) {
-    out.error("cannot use the job " + options.job_file + ": " + describe(e), true);
+    job_error = "cannot use the job " + options.job_file + ": " + describe(e);
+  }
+  json hello = {{"agent", kVersion}, {"kernel", bench::kernel_release()}, {"uptime_s", uptime_s()}, {"pid1", pid1}};
+  if (job_error.empty()) {
+    hello["cell"] = job.cell;
+    hello["vm"] = job.vm;
+    hello["kind"] = job.kind;
+    hello["role"] = job.role;
+  }
+  out.write("hello", hello);
+  if (!job_error.empty()) {
+    out.error(job_error, true);
     out.end(false, 2);
-    progress("error: " + describe(e));
+    progress("error: " + job_error);
     power_off(2);
   }
 

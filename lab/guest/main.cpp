@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   k->add_option("--tarball", kb.tarball, "linux-source tarball (default /usr/src/linux-source-*.tar.xz)");
   k->add_option("--workdir", kb.workdir, "work directory (emptied first)")->capture_default_str();
   k->add_flag("--no-warmup", no_warmup, "skip the untimed warm-up build");
+  k->add_flag("--keep", kb.keep_workdir, "keep the work directory afterwards");
   k->add_flag("--coresched", kb.coresched, "each timed make gets a new core-scheduling cookie");
 
   double interval = 1.0;

@@ -25,6 +25,7 @@ TEST_CASE("kernbench on a tiny synthetic tree measures every job count and itera
   o.iterations = 1;
   o.warmup = false;
   o.files = 2;
+  o.keep_workdir = true;
   o.workdir = std::filesystem::temp_directory_path() / ("smtlab-kernbench-test-" + std::to_string(getpid()));
   Collect c;
   run_kernbench(o, c);

@@ -1,0 +1,253 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "guest/results_port.hpp"
+#include "protocol/job.hpp"
+#include "protocol/record_stream.hpp"
+#include "util/files.hpp"
+#include "util/process.hpp"
+
+using namespace smtlab;
+using namespace smtlab::protocol;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kGuest = std::string(SMTLAB_BINARY_DIR) + "/bin/smtlab-guest";
+
+// Removes this process's scratch directory at exit.
+struct ScratchCleanup {
+  ~ScratchCleanup() {
+    std::error_code ec;
+    fs::remove_all(fs::temp_directory_path() / ("smtlab-agent-test-" + std::to_string(getpid())), ec);
+  }
+} cleanup;
+
+fs::path scratch(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("smtlab-agent-test-" + std::to_string(getpid())) / name;
+  fs::create_directories(d);
+  return d;
+}
+
+struct Run {
+  int exit_code;
+  std::vector<Record> records;
+  std::vector<Problem> problems;
+  std::string err;
+  std::vector<const Record*> of(const std::string& type) const {
+    std::vector<const Record*> out;
+    for (auto& r : records)
+      if (r.type == type) out.push_back(&r);
+    return out;
+  }
+};
+
+Run parse(int exit_code, const std::string& bytes, std::string err = {}) {
+  RecordStream s;
+  Run run{exit_code, {}, {}, std::move(err)};
+  auto p = s.feed(bytes);
+  auto f = s.finish();
+  run.records = p.records;
+  run.problems = p.problems;
+  run.problems.insert(run.problems.end(), f.problems.begin(), f.problems.end());
+  return run;
+}
+
+// Runs the agent natively (not PID 1): records on stdout.
+Run run_agent(const json& job) {
+  auto dir = scratch("job");
+  auto file = dir / "job.json";
+  std::ofstream(file) << job.dump();
+  ProcessOptions o;
+  o.timeout = std::chrono::seconds(60);
+  auto r = run_process({kGuest, "agent", "--job", file.string()}, o);
+  return parse(r.exit_code, r.out, r.err);
+}
+
+void check_stream_shape(const Run& run, bool ok) {
+  for (auto& p : run.problems) INFO(p.str());
+  CHECK(run.problems.empty());
+  REQUIRE(run.records.size() >= 3);
+  CHECK(run.records.front().type == "hello");
+  CHECK(run.records.front().seq == 0);
+  CHECK(run.records.front().body["pid1"] == false);
+  CHECK(run.records.front().body.contains("kernel"));
+  CHECK(run.records[1].type == "topology");
+  CHECK(run.records.back().type == "end");
+  CHECK(run.records.back().body["status"] == (ok ? "ok" : "failed"));
+  for (size_t i = 0; i < run.records.size(); ++i) CHECK(run.records[i].seq == i);
+}
+
+}  // namespace
+
+TEST_CASE("agent runs an exec job natively and streams a valid record stream") {
+  json job = {{"schema", 1},
+              {"cell", "testcell"},
+              {"kind", "exec"},
+              {"argv", {"sh", "-c", "echo hello; echo warn >&2; echo bye"}},
+              {"monitors", {{"vmstat_interval_s", 0}}}};
+  Run run = run_agent(job);
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  check_stream_shape(run, true);
+  CHECK(run.records.front().body["cell"] == "testcell");
+  std::vector<std::string> out;
+  for (auto* r : run.of("output")) out.push_back(r->body["stream"].get<std::string>() + ":" + r->body["line"].get<std::string>());
+  CHECK(out.size() == 3);
+  CHECK(std::find(out.begin(), out.end(), "stdout:hello") != out.end());
+  CHECK(std::find(out.begin(), out.end(), "stderr:warn") != out.end());
+  CHECK(std::find(out.begin(), out.end(), "stdout:bye") != out.end());
+  bool busy = false;
+  for (auto* r : run.of("monitor")) busy = busy || r->body["monitor"] == "cpu_busy";
+  CHECK(busy);
+}
+
+TEST_CASE("agent runs a small chat job with warm-up, samples and vmstat monitors") {
+  ChatParams p;
+  p.rooms = 2;
+  p.users = 3;
+  p.count = 30;
+  p.port = 0;
+  p.discard = 1;
+  json job = {{"schema", 1},        {"kind", "chat"},
+              {"iterations", 2},    {"params", to_json(p)},
+              {"monitors", {{"vmstat_interval_s", 0.05}, {"schedstat", true}, {"cpu_busy", true}}}};
+  Run run = run_agent(job);
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  check_stream_shape(run, true);
+  std::map<int, std::map<std::string, double>> by_iteration;
+  for (auto* r : run.of("sample")) {
+    CHECK(r->body["benchmark"] == "chat");
+    by_iteration[r->body["iteration"].get<int>()][r->body["metric"].get<std::string>()] = r->body["value"].get<double>();
+    CHECK(r->body["warmup"] == (r->body["iteration"] == 0));
+  }
+  REQUIRE(by_iteration.size() == 3);  // warm-up (0), 1, 2
+  for (auto& [it, m] : by_iteration) {
+    INFO("iteration " << it);
+    CHECK(m.at("msgs/s") > 0);
+    CHECK(m.at("elapsed-s") > 0);
+    CHECK(m.count("latency-p50-us"));
+    CHECK(m.count("latency-p99-us"));
+    CHECK(m.count("cs/msg"));
+  }
+  int ends = 0;
+  for (auto* r : run.of("event"))
+    if (r->body["name"] == "iteration-end") {
+      ++ends;
+      CHECK(r->body["detail"]["received"] == r->body["detail"]["sent"].get<int>() * 2);
+      CHECK(r->body["detail"]["connection_threads"] == 4 * 2 * 3);
+    }
+  CHECK(ends == 3);
+}
+
+TEST_CASE("agent runs a tiny kernbench job") {
+  json job = {{"schema", 1},
+              {"kind", "kernbench"},
+              {"iterations", 1},
+              {"params", {{"jobs", {2}}, {"warmup", false}, {"files", 1}}},
+              {"monitors", {{"vmstat_interval_s", 0.2}}}};
+  Run run = run_agent(job);
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  check_stream_shape(run, true);
+  std::map<std::string, double> m;
+  for (auto* r : run.of("sample")) m[r->body["metric"].get<std::string>()] = r->body["value"].get<double>();
+  CHECK(m.at("elsp-2") > 0);
+  CHECK(m.at("user-2") > 0);
+  CHECK(m.at("syst-2") > 0);
+  CHECK(m.count("vcsw-2"));
+  CHECK(m.count("icsw-2"));
+}
+
+TEST_CASE("agent failures end the stream with error and end(failed)") {
+  SECTION("a command that fails") {
+    Run run = run_agent({{"schema", 1}, {"kind", "exec"}, {"argv", {"sh", "-c", "exit 3"}}});
+    CHECK(run.exit_code == 3);
+    check_stream_shape(run, false);
+    CHECK(run.records.back().body["exit_code"] == 3);
+    CHECK(run.of("error").size() == 1);
+  }
+  SECTION("a program that does not exist") {
+    Run run = run_agent({{"schema", 1}, {"kind", "exec"}, {"argv", {"/no/such/program"}}});
+    CHECK(run.exit_code != 0);
+    check_stream_shape(run, false);
+    REQUIRE(run.of("error").size() == 1);
+    CHECK_THAT(run.of("error")[0]->body["message"].get<std::string>(), Catch::Contains("/no/such/program"));
+  }
+  SECTION("a missing sched tunable or sysctl is a fatal, named error") {
+    Run run = run_agent({{"schema", 1},
+                         {"kind", "exec"},
+                         {"argv", {"true"}},
+                         {"sysctls", {{"kernel.smtlab_no_such_knob", "1"}}}});
+    check_stream_shape(run, false);
+    REQUIRE(run.of("error").size() == 1);
+    CHECK_THAT(run.of("error")[0]->body["message"].get<std::string>(),
+               Catch::Contains("kernel.smtlab_no_such_knob") && Catch::Contains("does not exist on kernel"));
+    CHECK(run.of("output").empty());  // the job did not run
+  }
+  SECTION("a job file that is not a job") {
+    auto dir = scratch("bad");
+    std::ofstream(dir / "job.json") << "{\"kind\": 42";
+    auto r = run_process({kGuest, "agent", "--job", (dir / "job.json").string()});
+    Run run = parse(r.exit_code, r.out);
+    CHECK(run.exit_code == 2);
+    CHECK(run.problems.empty());
+    REQUIRE(run.records.size() == 3);  // hello, error, end
+    CHECK(run.records[1].type == "error");
+    CHECK(run.records[2].body["status"] == "failed");
+  }
+}
+
+TEST_CASE("as PID 1 (in a PID namespace) the agent reports pid1, mounts /tmp and exits via power-off") {
+  if (geteuid() != 0 || !find_program("unshare")) {
+    WARN("needs root and unshare: skipped");
+    return;
+  }
+  // Job and records live outside /tmp: the agent mounts its own tmpfs there.
+  auto dir = fs::path(SMTLAB_BINARY_DIR) / ("pid1-test-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "job.json") << json({{"schema", 1},
+                                            {"kind", "exec"},
+                                            {"argv", {"sh", "-c", "echo $$; grep -c ' /tmp tmpfs' /proc/mounts"}},
+                                            {"monitors", {{"vmstat_interval_s", 0}}}})
+                                         .dump();
+  auto records = dir / "records.jsonl";
+  ProcessOptions o;
+  o.timeout = std::chrono::seconds(30);
+  auto r = run_process({"unshare", "--pid", "--fork", "--mount", "--mount-proc", kGuest, "agent", "--job",
+                        (dir / "job.json").string(), "--results-port", records.string()},
+                       o);
+  INFO(r.err);
+  CHECK_FALSE(r.timed_out);
+  Run run = parse(0, read_file(records));
+  fs::remove_all(dir);
+  for (auto& p : run.problems) INFO(p.str());
+  CHECK(run.problems.empty());
+  REQUIRE(run.records.size() >= 3);
+  CHECK(run.records.front().body["pid1"] == true);
+  CHECK(run.records.back().type == "end");
+  CHECK(run.records.back().body["status"] == "ok");
+  auto out = run.of("output");
+  REQUIRE(out.size() == 2);
+  CHECK(out[0]->body["line"] != "1");  // the job ran in a worker, not in PID 1
+  CHECK(out[1]->body["line"] != "0");  // /tmp is a tmpfs
+}
+
+TEST_CASE("virtio ports are found by name") {
+  auto sys = scratch("sys"), dev = scratch("dev");
+  fs::create_directories(sys / "vport0p1");
+  fs::create_directories(sys / "vport0p2");
+  std::ofstream(sys / "vport0p1" / "name") << "org.smtlab.control.0\n";
+  std::ofstream(sys / "vport0p2" / "name") << "org.smtlab.results.0\n";
+  std::ofstream(dev / "vport0p2") << "";
+  CHECK(guest::find_virtio_port("org.smtlab.results.0", 0, sys, dev) == (dev / "vport0p2").string());
+  CHECK_FALSE(guest::find_virtio_port("org.smtlab.control.0", 0, sys, dev).has_value());  // no device node
+  CHECK_FALSE(guest::find_virtio_port("other", 0, sys, dev).has_value());
+}
