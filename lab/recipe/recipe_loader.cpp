@@ -421,7 +421,6 @@ Recipe load_recipe(const fs::path& file) {
     r.benchmarks.push_back(parse_benchmark(f, node));
     Benchmark& b = r.benchmarks.back();
     Map m(f, node, "benchmark", benchmark_keys(b.kind));
-    variants.what = "variant";
     if (auto e = m.get("name")) benchmarks.add(*e, b.name);
     else benchmarks.add(m.need("kind"), b.name);
   }

@@ -139,7 +139,8 @@ long integer(const Entry& e, long min, long max) {
   long v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec == std::errc::result_out_of_range || (ec == std::errc() && p == s.data() + s.size() && (v < min || v > max)))
-    e.fail("'" + e.key + "' must be " + range_text(min, max) + ", got " + s);
+    e.fail("'" + e.key + "' must be " + range_text(min, max) + ", got " + s,
+           "allowed: whole numbers from " + std::to_string(min) + " to " + std::to_string(max));
   if (ec != std::errc() || p != s.data() + s.size() || s.empty())
     e.fail("'" + e.key + "' must be a whole number, got '" + s + "'", "write a whole number " + range_text(min, max));
   return v;
@@ -159,7 +160,8 @@ double number(const Entry& e, double min, double max) {
   if (ec != std::errc() || p != s.data() + s.size() || s.empty() || !std::isfinite(v))
     e.fail("'" + e.key + "' must be a number, got '" + s + "'", "write a number such as 1 or 0.5");
   if (v < min || v > max)
-    e.fail("'" + e.key + "' must be between " + show(min) + " and " + show(max) + ", got " + s);
+    e.fail("'" + e.key + "' must be between " + show(min) + " and " + show(max) + ", got " + s,
+           "allowed: numbers from " + show(min) + " to " + show(max));
   return v;
 }
 
