@@ -99,6 +99,8 @@ int sweep() {
 [[noreturn]] void guardian_child(int read_fd) {
   setsid();
   prctl(PR_SET_NAME, "smtlab-guard", 0, 0, 0);  // ps shows it; its cmdline is still smtlab's
+  if (chdir("/") != 0) {
+  }
   struct sigaction ign {};
   ign.sa_handler = SIG_IGN;
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) sigaction(sig, &ign, nullptr);

@@ -107,7 +107,16 @@ poweroff -f
 }
 
 fs::path scratch_dir(const std::string& name) {
-  fs::path dir = fs::path("/tmp") / ("smtlab-vmtest-" + std::to_string(getpid())) / name;
+  // Removed when the test process exits (consoles are shown by the failing assertions).
+  struct Cleanup {
+    fs::path top = fs::path("/tmp") / ("smtlab-vmtest-" + std::to_string(getpid()));
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(top, ec);
+    }
+  };
+  static Cleanup cleanup;
+  fs::path dir = cleanup.top / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -1,4 +1,5 @@
 // Pure parts of the vm module: domain XML, pinning, host capabilities, console scanning.
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -11,6 +12,8 @@
 #include "util/error.hpp"
 #include "vm/console.hpp"
 #include "vm/control_channel.hpp"
+#include "vm/doctor.hpp"
+#include "vm/interrupt.hpp"
 #include "vm/file_follower.hpp"
 #include "vm/topology_check.hpp"
 #include "vm/domain_xml.hpp"
@@ -446,4 +449,28 @@ TEST_CASE("ControlChannel writes go lines to the socket QEMU would listen on", "
   close(peer);
   close(server);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("host checks find QEMU and say which accelerator guests get", "[doctor]") {
+  auto checks = host_checks();
+  REQUIRE(checks.size() >= 3);
+  CHECK(checks[0].name == "qemu-system-x86_64");
+  CHECK(checks[0].ok == std::filesystem::exists("/usr/bin/qemu-system-x86_64"));
+  bool kvm = access("/dev/kvm", R_OK | W_OK) == 0;
+  CHECK(checks[2].name == "kvm");
+  CHECK(checks[2].warning == !kvm);
+}
+
+// Last: it leaves this process marked as interrupted.
+TEST_CASE("request_interrupt sets the flag and makes the interrupt fd readable", "[interrupt]") {
+  CHECK_FALSE(interrupted());
+  int fd = interrupt_fd();
+  REQUIRE(fd >= 0);
+  pollfd p{fd, POLLIN, 0};
+  CHECK(poll(&p, 1, 0) == 0);
+  CHECK_NOTHROW(throw_if_interrupted());
+  request_interrupt();
+  CHECK(interrupted());
+  CHECK(poll(&p, 1, 0) == 1);
+  CHECK_THROWS_AS(throw_if_interrupted(), Interrupted);
 }
