@@ -285,6 +285,8 @@ int run_job(const Job& job, RecordWriter& out, const AgentOptions& options) {
         bench::run_kernbench(o, *obs);
         exit_code = 0;
       } else if (kind == "chat") {
+        if (auto lo = ensure_loopback_up(); !lo.empty())
+          throw Error("chat runs over 127.0.0.1 but " + lo, "bring up lo in the guest (ip link set lo up)");
         run_chat_job(job, *obs);
         exit_code = 0;
       } else if (kind == "hackbench") {

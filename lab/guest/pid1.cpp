@@ -1,6 +1,9 @@
 #include "guest/pid1.hpp"
 
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace smtlab::guest {
 
@@ -33,7 +37,25 @@ std::string mount_basics() {
   try_mount(problems, "sysfs", "/sys", "sysfs", !exists("/sys/class"));
   try_mount(problems, "devtmpfs", "/dev", "devtmpfs", !exists("/dev/null"));
   try_mount(problems, "tmpfs", "/tmp", "tmpfs", true);
+  if (auto lo = ensure_loopback_up(); !lo.empty()) problems += lo + "\n";
   return problems;
+}
+
+std::string ensure_loopback_up() {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::string("cannot check the loopback interface: ") + strerror(errno);
+  ifreq ifr {};
+  std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+  std::string problem;
+  if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0) {
+    problem = std::string("cannot read the flags of interface lo: ") + strerror(errno);
+  } else if (!(ifr.ifr_flags & IFF_UP)) {
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
+    if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0)
+      problem = std::string("cannot bring the loopback interface lo up: ") + strerror(errno);
+  }
+  close(fd);
+  return problem;
 }
 
 void power_off(int exit_code) {

@@ -8,6 +8,9 @@ bool is_pid1();
 // Mounts /proc, /sys, /dev (devtmpfs) when missing, and a tmpfs on /tmp. Returns the problems
 // (one per line), "" when all went well. Never throws.
 std::string mount_basics();
+// Brings the loopback interface up when it is down (a fresh guest without init scripts has `lo`
+// down, and the chat benchmark runs over 127.0.0.1). Returns "" or what went wrong.
+std::string ensure_loopback_up();
 // sync() and reboot(RB_POWER_OFF) (only when PID 1; otherwise returns).
 [[noreturn]] void power_off(int exit_code);
 // Progress line on stderr (the console when PID 1): "smtlab-guest: <message>".
