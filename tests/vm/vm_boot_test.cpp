@@ -248,6 +248,34 @@ TEST_CASE("a guest whose init cannot run is reported as a kernel panic with the 
   CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
 }
 
+TEST_CASE("RAII: a running guest is destroyed when its Domain or DomainGroup goes away", "[vm]") {
+  auto dir = test::scratch_dir("raii");
+  auto initrd = test::make_initramfs(dir, "#!/bin/sh\n/bin/busybox sleep 600\n");
+  auto root = connection().info().embed_root;
+  int pid = -1;
+  {
+    auto dom = Domain::start(connection(), guest(dir, "raii", {1, 1, 1, 1}, initrd));
+    pid = dom.qemu_pid();
+    REQUIRE(pid > 0);
+    CHECK(dom.wait_stopped(1s) == WaitResult::timeout);
+    CHECK_FALSE(dom.is_stopped());
+  }
+  CHECK(process_gone(pid));
+  CHECK(test::pgrep_qemu_under(root) == 0);
+
+  // The second spec cannot start: the first, already running, is torn down and the error
+  // names the failing domain.
+  auto ok = guest(dir, "raii", {1, 1, 1, 1}, initrd);
+  auto bad = guest(dir, "raii", {1, 1, 1, 1}, initrd);
+  bad.name = unique_domain_name("raii", 1);
+  bad.kernel = dir / "no-such-vmlinuz";
+  DomainGroup group;
+  CHECK_THROWS_WITH(group.start(connection(), {ok, bad}),
+                    Catch::Contains(bad.name) && Catch::Contains("does not exist"));
+  CHECK(group.size() == 0);
+  CHECK(test::pgrep_qemu_under(root) == 0);
+}
+
 TEST_CASE("kill -9 of the process that started a guest leaves no QEMU 5 s later", "[vm]") {
   auto dir = test::scratch_dir("kill");
   auto initrd = test::make_initramfs(dir, "#!/bin/sh\n/bin/busybox sleep 600\n");
