@@ -218,6 +218,11 @@ TEST_CASE("the shipped kernels and images load") {
   CHECK(cs.tree == "debian:linux-source-6.12");
   CHECK(cs.base_config == "tinyconfig");
   CHECK(cs.fragments == std::vector<fs::path>{kSource / "kernels/fragments/coresched.config"});
+  CHECK_FALSE(cs.patches.empty());
+  for (const auto& p : cs.patches) {
+    CHECK(p.parent_path() == kSource / "kernels/patches/coresched-6.12");
+    CHECK(p.extension() == ".patch");
+  }
   ImageSpec bench = load_image_spec(kSource / "images/bench.yaml");
   ImageSpec kernel = load_image_spec(kSource / "images/bench-kernel.yaml");
   CHECK(bench.suite == "bookworm");
