@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -328,6 +329,8 @@ int run_job(const Job& job, RecordWriter& out, const AgentOptions& options) {
 
 int run_agent(const AgentOptions& options) {
   const bool pid1 = is_pid1();
+  // The kernel starts init with almost no environment: give children a usual PATH.
+  if (!std::getenv("PATH")) setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
   if (pid1) {
     std::string problems = mount_basics();
     if (!problems.empty()) progress("warning: " + problems);

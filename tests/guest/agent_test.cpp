@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -59,13 +60,14 @@ Run parse(int exit_code, const std::string& bytes, std::string err = {}) {
   return run;
 }
 
-// Runs the agent natively (not PID 1): records on stdout.
-Run run_agent(const json& job) {
+// Runs the agent natively (not PID 1): records on stdout. `path_first` is put in front of PATH.
+Run run_agent(const json& job, const fs::path& path_first = {}, int timeout_s = 60) {
   auto dir = scratch("job");
   auto file = dir / "job.json";
   std::ofstream(file) << job.dump();
   ProcessOptions o;
-  o.timeout = std::chrono::seconds(60);
+  o.timeout = std::chrono::seconds(timeout_s);
+  if (!path_first.empty()) o.env["PATH"] = path_first.string() + ":" + std::getenv("PATH");
   auto r = run_process({kGuest, "agent", "--job", file.string()}, o);
   return parse(r.exit_code, r.out, r.err);
 }
@@ -164,6 +166,50 @@ TEST_CASE("agent runs a tiny kernbench job") {
   CHECK(m.at("syst-2") > 0);
   CHECK(m.count("vcsw-2"));
   CHECK(m.count("icsw-2"));
+}
+
+// A stand-in for a tool the guest image carries: a shell script that logs its arguments.
+fs::path fake_tool(const std::string& name, const std::string& body) {
+  auto dir = scratch("bin");
+  auto p = dir / name;
+  std::ofstream(p) << "#!/bin/sh\necho \"$@\" >> " << (dir / (name + ".args")).string() << "\n" << body << "\n";
+  fs::permissions(p, fs::perms::owner_all);
+  return dir;
+}
+
+TEST_CASE("agent runs hackbench per group count and parses its Time line") {
+  auto bin = fake_tool("hackbench", "echo 'Running in process mode'; echo 'Time: 0.250'");
+  Run run = run_agent({{"schema", 1},
+                       {"kind", "hackbench"},
+                       {"iterations", 2},
+                       {"params", {{"groups", {1, 4}}, {"loops", 50}, {"threads", true}}},
+                       {"monitors", {{"vmstat_interval_s", 0}}}},
+                      bin);
+  check_stream_shape(run, true);
+  std::vector<std::string> metrics;
+  for (auto* r : run.of("sample")) {
+    metrics.push_back(r->body["metric"].get<std::string>() + "/" + std::to_string(r->body["iteration"].get<int>()));
+    CHECK(r->body["value"] == 0.25);
+  }
+  CHECK(metrics == std::vector<std::string>{"time-1/1", "time-1/2", "time-4/1", "time-4/2"});
+  auto args = read_file(bin / "hackbench.args");
+  CHECK_THAT(args, Catch::Contains("-g 4 -l 50 -f 20 -T"));
+}
+
+TEST_CASE("a noise job starts stress-ng and keeps running (no end record)") {
+  auto bin = fake_tool("stress-ng", "exec sleep 3");
+  Run run = run_agent({{"schema", 1},
+                       {"role", "noise"},
+                       {"kind", "noise"},
+                       {"noise", {{"workers", 3}, {"load", 40}}},
+                       {"monitors", {{"vmstat_interval_s", 0.2}}}},
+                      bin, 2);
+  bool started = false;
+  for (auto* r : run.of("event")) started = started || r->body["name"] == "noise-started";
+  CHECK(started);
+  CHECK(run.of("end").empty());
+  CHECK(run.of("monitor").size() >= 3);  // schedstat start + vmstat rows while it runs
+  CHECK_THAT(read_file(bin / "stress-ng.args"), Catch::Contains("--cpu 3 --cpu-load 40"));
 }
 
 TEST_CASE("agent failures end the stream with error and end(failed)") {
