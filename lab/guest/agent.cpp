@@ -62,7 +62,7 @@ json sample_json(const bench::Sample& s) {
 // Reads "go <name>" lines from the control port (lockstep runs).
 class ControlPort {
  public:
-  explicit ControlPort(std::string name) : name_(std::move(name)) {}
+  explicit ControlPort(const AgentOptions& o) : name_(o.control_port), sys_(o.ports_sys), dev_(o.ports_dev) {}
   ~ControlPort() {
     if (fd_ >= 0) close(fd_);
   }
@@ -70,7 +70,7 @@ class ControlPort {
   bool wait_go(const std::string& barrier) {
     if (fd_ < 0 && !tried_) {
       tried_ = true;
-      if (auto dev = find_virtio_port(name_, 2.0)) fd_ = open(dev->c_str(), O_RDONLY | O_CLOEXEC);
+      if (auto dev = find_virtio_port(name_, 2.0, sys_, dev_)) fd_ = open(dev->c_str(), O_RDONLY | O_CLOEXEC);
     }
     if (fd_ < 0) return false;
     const std::string want = "go " + barrier;
@@ -96,7 +96,7 @@ class ControlPort {
   }
 
  private:
-  std::string name_;
+  std::string name_, sys_, dev_;
   int fd_ = -1;
   bool tried_ = false;
   std::string buffer_;
@@ -105,7 +105,7 @@ class ControlPort {
 class RecordObserver : public bench::Observer {
  public:
   RecordObserver(RecordWriter& out, const Job& job, const AgentOptions& options, bench::VmstatSampler* sampler)
-      : out_(out), job_(job), control_(options.control_port), sampler_(sampler) {}
+      : out_(out), job_(job), control_(options), sampler_(sampler) {}
 
   void sample(const bench::Sample& s) override { out_.write("sample", sample_json(s)); }
   void event(const std::string& name, const json& detail) override {
@@ -123,8 +123,8 @@ class RecordObserver : public bench::Observer {
       out_.event("barrier", {{"barrier", barrier}, {"state", "go"}});
     } else if (!warned_) {
       warned_ = true;
-      out_.error("lockstep requested but no control port " + job_.cell + "/" + protocol::kControlPortName +
-                     " is readable; running without barriers",
+      out_.error("lockstep requested but the control port " + std::string(protocol::kControlPortName) +
+                     " is missing or unreadable; running without barriers",
                  false);
     }
   }
@@ -344,7 +344,7 @@ int run_agent(const AgentOptions& options) {
   } else if (!options.results_port.empty() && options.results_port[0] == '/') {
     fd = open(options.results_port.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     where = options.results_port;
-  } else if (auto dev = find_virtio_port(options.results_port, pid1 ? 10.0 : 0.0)) {
+  } else if (auto dev = find_virtio_port(options.results_port, pid1 ? 10.0 : 0.0, options.ports_sys, options.ports_dev)) {
     fd = open(dev->c_str(), O_WRONLY | O_CLOEXEC);
     where = *dev + " (" + options.results_port + ")";
   } else if (!pid1) {

@@ -16,8 +16,17 @@ struct AgentOptions {
   // file path. When the named port does not exist and this is not PID 1, records go to stdout.
   std::string results_port = protocol::kResultsPortName;
   std::string control_port = protocol::kControlPortName;
+  // Where virtio ports are looked up (tests point these at fakes).
+  std::string ports_sys = "/sys/class/virtio-ports";
+  std::string ports_dev = "/dev";
 };
 
+// Lockstep (job.lockstep): before each measured iteration the agent writes
+//   {"type":"event","name":"barrier","detail":{"barrier":"<name>","state":"waiting"}}
+// and blocks until the line "go <name>" arrives on the control port, then writes the same event
+// with "state":"go". Barrier names: kernbench-j<N>-<iteration>, chat-<iteration>,
+// hackbench-g<G>-<iteration>, exec-1.
+//
 // Runs the agent. Returns the exit code when not PID 1; as PID 1 it powers off instead.
 int run_agent(const AgentOptions& options);
 

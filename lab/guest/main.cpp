@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   a->add_option("--control-port", agent.control_port, "virtio-serial port for lockstep barriers")
       ->capture_default_str();
+  a->add_option("--ports-sys", agent.ports_sys, "where virtio port names are listed")
+      ->capture_default_str()
+      ->group("");  // hidden: for tests
+  a->add_option("--ports-dev", agent.ports_dev, "where virtio port devices are")->capture_default_str()->group("");
 
   bench::ChatOptions chat;
   std::string yield = "both";

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include <cstdlib>
 #include <filesystem>
@@ -282,6 +285,43 @@ TEST_CASE("as PID 1 (in PID and network namespaces) the agent brings up lo, runs
   CHECK(run.records.back().type == "end");
   CHECK(run.records.back().body["status"] == "ok");
   CHECK(run.of("sample").size() == 6);  // the chat ran over the loopback the agent brought up
+  CHECK(run.of("error").empty());
+}
+
+TEST_CASE("lockstep: the agent waits at each barrier for go on the control port, records go to the named port") {
+  auto sys = scratch("lsys"), dev = scratch("ldev");
+  fs::create_directories(sys / "vport1p1");
+  fs::create_directories(sys / "vport1p2");
+  std::ofstream(sys / "vport1p1" / "name") << "org.smtlab.results.0\n";
+  std::ofstream(sys / "vport1p2" / "name") << "org.smtlab.control.0\n";
+  std::ofstream(dev / "vport1p1") << "";  // the results "device": a plain file here
+  REQUIRE(mkfifo((dev / "vport1p2").c_str(), 0600) == 0);
+  auto job = scratch("ljob") / "job.json";
+  std::ofstream(job) << json({{"schema", 1}, {"kind", "exec"}, {"argv", {"echo", "in step"}}, {"lockstep", true},
+                              {"monitors", {{"vmstat_interval_s", 0}}}})
+                            .dump();
+  // The host side: a stale line first, then the go for the only barrier.
+  std::thread host([&] {
+    std::ofstream control(dev / "vport1p2");
+    control << "go something-else\ngo exec-1\n" << std::flush;
+  });
+  ProcessOptions o;
+  o.timeout = std::chrono::seconds(20);
+  auto r = run_process({kGuest, "agent", "--job", job.string(), "--ports-sys", sys.string(), "--ports-dev",
+                        dev.string()},
+                       o);
+  host.join();
+  INFO(r.err);
+  CHECK(r.ok());
+  CHECK(r.out.empty());  // records went to the port, not stdout
+  Run run = parse(r.exit_code, read_file(dev / "vport1p1"));
+  check_stream_shape(run, true);
+  std::vector<std::string> barrier_states;
+  for (auto* e : run.of("event"))
+    if (e->body["name"] == "barrier")
+      barrier_states.push_back(e->body["detail"]["barrier"].get<std::string>() + ":" +
+                               e->body["detail"]["state"].get<std::string>());
+  CHECK(barrier_states == std::vector<std::string>{"exec-1:waiting", "exec-1:go"});
   CHECK(run.of("error").empty());
 }
 
