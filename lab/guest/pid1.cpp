@@ -1,5 +1,6 @@
 #include "guest/pid1.hpp"
 
+#include <fcntl.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -38,6 +39,17 @@ std::string mount_basics() {
   try_mount(problems, "devtmpfs", "/dev", "devtmpfs", !exists("/dev/null"));
   try_mount(problems, "tmpfs", "/tmp", "tmpfs", true);
   if (auto lo = ensure_loopback_up(); !lo.empty()) problems += lo + "\n";
+  // Started without a console (no /dev/console in the initramfs), fds 0-2 are closed: fill them so
+  // that the results port never lands on 1 or 2, where progress lines go.
+  for (int fd = 0; fd <= 2; ++fd)
+    if (fcntl(fd, F_GETFD) < 0) {
+      int c = open("/dev/console", O_RDWR | O_NOCTTY);
+      if (c < 0) c = open("/dev/null", O_RDWR);
+      if (c >= 0 && c != fd) {
+        dup2(c, fd);
+        close(c);
+      }
+    }
   return problems;
 }
 
