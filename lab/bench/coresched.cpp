@@ -54,8 +54,7 @@ std::string coresched_error(int err) {
   std::string k = kernel_release();
   if (err == EINVAL)
     return "core scheduling is not available on kernel " + k +
-           ": prctl(PR_SCHED_CORE) failed with EINVAL (the kernel is built without CONFIG_SCHED_CORE, "
-           "or the CPUs have no SMT siblings)";
+           ": prctl(PR_SCHED_CORE) failed with EINVAL (the kernel is built without CONFIG_SCHED_CORE)";
   if (err == ENODEV)
     return "core scheduling is not available on kernel " + k +
            ": prctl(PR_SCHED_CORE) failed with ENODEV (no SMT: the CPUs have no siblings, or SMT is off)";
