@@ -109,7 +109,11 @@ void write_embed_qemu_conf(const fs::path& root) {
   private_dir(root / "etc");
   std::string conf =
       "# Written by smtlab for libvirt's embedded QEMU driver.\n"
-      "stdio_handler = \"file\"\n";
+      "stdio_handler = \"file\"\n"
+      "# No cgroups: QEMU's threads are scheduled like any host process (as with plain QEMU),\n"
+      "# not as one group competing with the rest of the host; pins still apply (affinity),\n"
+      "# and a killed run leaves no cgroup directories behind.\n"
+      "cgroup_controllers = [ ]\n";
   if (geteuid() == 0)
     conf +=
         "user = \"root\"\n"

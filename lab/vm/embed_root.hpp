@@ -16,8 +16,8 @@ namespace smtlab::vm {
 // <root>/etc/qemu.conf. Thread-safe; the same path on every call.
 const std::filesystem::path& process_embed_root();
 
-// Writes <root>/etc/qemu.conf for the embedded driver (file stdio handler; as root: run QEMU
-// as root, no relabelling, no security driver). Creates <root> (0700) when missing.
+// Writes <root>/etc/qemu.conf for the embedded driver (file stdio handler; no cgroups; as
+// root: run QEMU as root, no relabelling, no security driver). Creates <root> (0700) when missing.
 void write_embed_qemu_conf(const std::filesystem::path& root);
 
 // PIDs of live (not zombie) qemu-system processes whose command line mentions `root`/.

@@ -66,11 +66,15 @@ int main(int argc, char** argv) {
       double ready = -1;
       {
         auto dom = Domain::start(*conn, s);
+        double created = since(t0);
         while (!dom.is_stopped() && since(t0) < 120) {
           if (ready < 0 && console_done(s.console_log)) ready = since(t0);
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
+        double stopped = since(t0);
         dom.destroy();
+        std::printf("  libvirt: virDomainCreateXML returned at %.2f s, stop event at %.2f s, QEMU gone at %.2f s\n",
+                    created, stopped, since(t0));
       }
       if (ready < 0 && console_done(s.console_log)) ready = since(t0);
       double total = since(t0);

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "fixture.hpp"
@@ -254,11 +255,37 @@ TEST_CASE("RAII: a running guest is destroyed when its Domain or DomainGroup goe
   auto root = connection().info().embed_root;
   int pid = -1;
   {
-    auto dom = Domain::start(connection(), guest(dir, "raii", {1, 1, 1, 1}, initrd));
+    // Pinned the "wrong way round" so that the check cannot pass by accident.
+    auto spec = guest(dir, "raii", {1, 1, 1, 2}, initrd);
+    int last = static_cast<int>(connection().info().host.cpus.size()) - 1;
+    spec.vcpu_pins = {std::to_string(last), "0"};
+    spec.emulator_pin = "0";
+    auto dom = Domain::start(connection(), spec);
     pid = dom.qemu_pid();
     REQUIRE(pid > 0);
     CHECK(dom.wait_stopped(1s) == WaitResult::timeout);
     CHECK_FALSE(dom.is_stopped());
+    // The vCPU threads ("CPU n/TCG") really run where the plan said (no cgroups needed).
+    std::map<std::string, std::string> allowed;
+    for (auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+      auto comm = read_file(task.path() / "comm");
+      auto status = read_file(task.path() / "status");
+      auto at = status.find("Cpus_allowed_list:");
+      if (at == std::string::npos) continue;
+      auto value = status.substr(at + 18, status.find('\n', at) - at - 18);
+      value.erase(0, value.find_first_not_of(" \t"));
+      comm.erase(comm.find_last_not_of("\n") + 1);
+      allowed[comm] = value;
+    }
+    INFO("threads: " << allowed.size());
+    if (allowed.count("CPU 0/TCG")) {
+      CHECK(allowed["CPU 0/TCG"] == std::to_string(last));
+      CHECK(allowed["CPU 1/TCG"] == "0");
+    } else {
+      CHECK(allowed["CPU 0/KVM"] == std::to_string(last));
+      CHECK(allowed["CPU 1/KVM"] == "0");
+    }
+    CHECK(allowed["qemu-system-x86"] == "0");
   }
   CHECK(process_gone(pid));
   CHECK(test::pgrep_qemu_under(root) == 0);
