@@ -41,6 +41,10 @@ struct ChatResult {
 // differ from sent = rooms*users*count and received = sent*(users-1) (an invalid run).
 ChatResult run_chat(const ChatOptions& options);
 
+// Throws smtlab::Error unless sent == rooms*users*count and received == sent*(users-1) (and the
+// server forwarded exactly `received`; pass forwarded < 0 to skip that check).
+void check_chat_counts(const ChatOptions& options, long long sent, long long received, long long forwarded = -1);
+
 // A multi-line human summary.
 std::string describe(const ChatResult& r);
 

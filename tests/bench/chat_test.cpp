@@ -51,6 +51,17 @@ TEST_CASE("chat: bad parameters and a busy port are refused with a clear error")
   CHECK_THROWS_AS(parse_yield_mode("sometimes"), smtlab::Error);
 }
 
+TEST_CASE("chat: a run whose counts are off is refused") {
+  ChatOptions o;
+  o.rooms = 2;
+  o.users = 5;
+  o.count = 10;
+  CHECK_NOTHROW(check_chat_counts(o, 100, 400, 400));
+  CHECK_THROWS_WITH(check_chat_counts(o, 99, 400), Catch::Contains("invalid run"));
+  CHECK_THROWS_WITH(check_chat_counts(o, 100, 399), Catch::Contains("expected 400"));
+  CHECK_THROWS_WITH(check_chat_counts(o, 100, 400, 398), Catch::Contains("forwarded 398"));
+}
+
 TEST_CASE("latency histogram percentiles are within its resolution") {
   LatencyHistogram h;
   for (uint64_t v = 1; v <= 100000; ++v) h.add(v * 1000);  // 1 us .. 100 ms, uniform
