@@ -243,9 +243,17 @@ std::string render_html_report(const std::vector<results::RunResults>& runs, con
 
   std::string failed;
   for (const auto& b : t.blocks)
-    for (const auto& f : b.failed)
-      failed += "<li><b>" + escape(f.column) + "</b> (cell " + escape(f.id) + ", " + escape(f.status) + ")" +
-                (f.error.empty() ? "" : "<pre>" + escape(f.error.substr(0, 4000)) + "</pre>") + "</li>\n";
+    for (size_t i = 0; i < b.columns.size(); ++i) {
+      const results::CellResult* cell = b.columns[i].cell;
+      if (!cell || cell->status == "ok") continue;
+      std::string tail;
+      if (cell->entry.contains("console_tail") && cell->entry["console_tail"].is_string())
+        tail = cell->entry["console_tail"].get<std::string>().substr(0, 8000);
+      failed += "<li><b>" + escape(b.columns[i].name) + "</b> (cell " + escape(cell->id) + ", " + escape(cell->status) +
+                ")" + (cell->error.empty() ? "" : "<pre>" + escape(cell->error.substr(0, 4000)) + "</pre>") +
+                (tail.empty() ? "" : "<details><summary>console tail</summary><pre>" + escape(tail) + "</pre></details>") +
+                "</li>\n";
+    }
   if (!failed.empty()) h += "<div class=\"failed\"><b>Cells that did not finish ok</b><ul>" + failed + "</ul></div>\n";
   if (!t.warnings.empty()) {
     h += "<div class=\"failed\"><b>Warnings while loading</b><ul>";

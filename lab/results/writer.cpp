@@ -155,8 +155,9 @@ void ResultsWriter::reset_cell(const std::string& id) {
   if (ec) throw Error("cannot clear " + d.string() + ": " + ec.message());
   json fresh = json::object();
   for (auto it = cell.begin(); it != cell.end(); ++it) {
-    static const std::set<std::string> run_fields = {"status", "error", "guest_topology", "started",
-                                                     "finished", "wall_s", "bench_s"};
+    // What an attempt adds to a cell (see set_cell_status); the plan's fields stay.
+    static const std::set<std::string> run_fields = {"status", "error",  "guest_topology", "started", "finished",
+                                                     "wall_s", "bench_s", "ready_s",       "notes",   "console_tail"};
     if (!run_fields.count(it.key())) fresh[it.key()] = it.value();
   }
   fresh["status"] = "pending";

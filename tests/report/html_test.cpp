@@ -63,7 +63,8 @@ TEST_CASE("the HTML report escapes everything that comes from results") {
     auto w = results::ResultsWriter::create(dir, m);
     w.append_sample("cell0", fixtures::sample("elsp-<i>2", 1, 1));
     w.append_sample("cell0", fixtures::sample("elsp-<i>2", 2, 2));
-    w.set_cell_status("cell0", "failed", {{"error", "<img src=x onerror=alert(1)>"}});
+    w.set_cell_status("cell0", "failed",
+                      {{"error", "<img src=x onerror=alert(1)>"}, {"console_tail", "Kernel panic <tail>"}});
   }
   auto run = results::load_results(dir);
   std::string html = report::render_html_report({run}, {});
@@ -74,5 +75,6 @@ TEST_CASE("the HTML report escapes everything that comes from results") {
   CHECK(html.find("\"onmouseover") == std::string::npos);
   CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
   CHECK(html.find("&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
+  CHECK(html.find("console tail</summary><pre>Kernel panic &lt;tail&gt;</pre>") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
