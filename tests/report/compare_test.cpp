@@ -174,3 +174,44 @@ TEST_CASE("grouping by topology, optional rows, several runs and corrupt lines")
   CHECK(j["blocks"][0]["columns"][0]["name"] == run.name() + "/a-HT");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("hackbench rows are time-G in group order; unknown kinds show every metric") {
+  std::vector<fixtures::CellSpec> specs(2);
+  specs[0].variant = "a";
+  specs[1].variant = "b";
+  for (auto& s : specs) s.topology = "T", s.benchmark = "hb", s.kind = "hackbench";
+  fixtures::CellSpec other;
+  other.variant = "a";
+  other.topology = "T";
+  other.benchmark = "custom";
+  other.kind = "exec";
+  specs.push_back(other);
+  auto dir = fixtures::temp_dir("hackbench");
+  {
+    auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
+    for (int c = 0; c < 2; ++c) {
+      std::string id = "cell" + std::to_string(c);
+      for (int it = 1; it <= 3; ++it) {
+        w.append_sample(id, fixtures::sample("time-16", 9.0 + c + 0.1 * it, it));
+        w.append_sample(id, fixtures::sample("time-2", 2.0 + c + 0.1 * it, it));
+        w.append_sample(id, fixtures::sample("ignored", 1, it));
+      }
+      w.set_cell_status(id, "ok");
+    }
+    w.append_sample("cell2", fixtures::sample("anything", 5, 1, false, "higher", "ops"));
+    w.append_sample("cell2", fixtures::sample("anything", 7, 2, false, "higher", "ops"));
+    w.set_cell_status("cell2", "ok");
+  }
+  auto run = results::load_results(dir);
+  report::CompareOptions o;
+  o.duration = o.vmstat = false;
+  o.statistics = {"Amean"};
+  std::string t = report::compare({run}, o);
+  INFO(t);
+  CHECK(t.find("\nhb\n") != std::string::npos);
+  CHECK(t.find("Amean     time-2         2.20 (   0.00%)        3.20 * -45.45%*\n"
+               "Amean     time-16        9.20 (   0.00%)       10.20 * -10.87%*\n") != std::string::npos);
+  CHECK(t.find("ignored") == std::string::npos);
+  CHECK(t.find("Hmean     anything        5.83 (   0.00%)") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
