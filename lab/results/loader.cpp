@@ -1,6 +1,7 @@
 #include "results/loader.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include "results/cell_id.hpp"
@@ -60,38 +61,57 @@ class Loader {
       warn("cannot read " + file.string());
       return;
     }
-    std::string line;
     size_t total = 0, lineno = 0, bad = 0;
     std::string first_bad;
-    while (true) {
-      line.clear();
-      bool too_long = false;
-      char c;
-      bool any = false;
-      while (in.get(c)) {
-        any = true;
-        if (c == '\n') break;
-        if (line.size() < limits_.max_line_bytes) line.push_back(c);
-        else too_long = true;
-        ++total;
-      }
-      if (!any) break;
+    std::string line;
+    bool too_long = false, stop = false;
+    auto finish_line = [&] {
       ++lineno;
-      if (total > limits_.max_file_bytes) {
+      if (!(line.empty() && !too_long)) {
+        bool ok = false;
+        if (!too_long) {
+          json j = json::parse(line, nullptr, false);
+          if (!j.is_discarded() && j.is_object()) ok = parse(j);
+        }
+        if (!ok) {
+          ++bad;
+          if (first_bad.empty()) first_bad = std::to_string(lineno);
+        }
+      }
+      line.clear();
+      too_long = false;
+    };
+    std::vector<char> buf(1 << 16);
+    while (!stop && in) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      size_t got = static_cast<size_t>(in.gcount());
+      if (got == 0) break;
+      if (total + got > limits_.max_file_bytes) {
+        got = limits_.max_file_bytes - total;
+        stop = true;
         warn(file.string() + ": larger than " + std::to_string(limits_.max_file_bytes) + " bytes; the rest is ignored");
-        break;
       }
-      if (line.empty() && !too_long) continue;
-      bool ok = false;
-      if (!too_long) {
-        json j = json::parse(line, nullptr, false);
-        if (!j.is_discarded() && j.is_object()) ok = parse(j);
-      }
-      if (!ok) {
-        ++bad;
-        if (first_bad.empty()) first_bad = std::to_string(lineno);
+      total += got;
+      const char* p = buf.data();
+      const char* e = p + got;
+      while (p < e) {
+        const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(e - p)));
+        const char* piece_end = nl ? nl : e;
+        size_t len = static_cast<size_t>(piece_end - p);
+        if (!too_long) {
+          if (line.size() + len > limits_.max_line_bytes) {
+            too_long = true;
+            line.clear();
+          } else {
+            line.append(p, len);
+          }
+        }
+        if (!nl) break;
+        finish_line();
+        p = nl + 1;
       }
     }
+    if (!line.empty() || too_long) finish_line();  // a last line without '\n' (e.g. cut by a crash)
     if (bad) {
       cell.skipped_lines += bad;
       warn(file.string() + ": skipped " + std::to_string(bad) + " corrupt or invalid line(s) (first: line " +

@@ -189,3 +189,22 @@ TEST_CASE("merge joins shards of one recipe and reports overlaps and missing cel
   }
   for (auto& d : {a, b, c, out}) fs::remove_all(d);
 }
+
+TEST_CASE("loading is bounded: the part of a file beyond the limit is ignored with a warning") {
+  fs::path dir = temp_dir("bounded");
+  {
+    auto w = ResultsWriter::create(dir, manifest());
+    for (int i = 1; i <= 100; ++i) w.append_sample("c0", sample(i, i));
+  }
+  LoadLimits limits;
+  size_t line = sample(1, 1).dump().size() + 1;
+  limits.max_file_bytes = 10 * line;  // lines 1..9 fit; line 10 is two digits longer and is cut
+  RunResults r = load_results(dir, limits);
+  CHECK(r.cells[0].samples.size() == 9);
+  CHECK(r.cells[0].skipped_lines == 1);  // the cut line
+  bool warned = false;
+  for (const auto& w : r.warnings) warned |= w.find("the rest is ignored") != std::string::npos;
+  CHECK(warned);
+  CHECK(load_results(dir).cells[0].samples.size() == 100);
+  fs::remove_all(dir);
+}
