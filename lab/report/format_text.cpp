@@ -55,7 +55,7 @@ std::string failed_lines(const Block& b) {
   std::string out;
   for (const auto& f : b.failed) {
     std::string error = f.error.substr(0, f.error.find('\n'));
-    out += fmt::format("{} {} (cell {}){}{}\n", f.status == "failed" ? "failed: " : "not run:", f.column, f.id,
+    out += fmt::format("{} {} (cell {}){}{}\n", f.status == "failed" ? "failed:" : "not run:", f.column, f.id,
                        f.status == "failed" || f.status.empty() ? "" : " status " + f.status,
                        error.empty() ? "" : ": " + error);
   }
@@ -94,7 +94,7 @@ std::string format_text(const Tables& t, const CompareOptions& options) {
             line += star ? fmt::format("{:12.2f} *{}%*", x, pct_text(pct))
                          : fmt::format("{:12.2f} ({}%)", x, pct_text(pct));
           }
-          out += line + "\n";
+          out += rstrip(line) + "\n";
         }
       }
     }

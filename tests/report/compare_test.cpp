@@ -19,7 +19,7 @@ TEST_CASE("chat: Hmean with higher-is-better sign, latency rows, failed cells li
   INFO(text);
   CHECK(text.rfind("significance: welch", 0) == 0);
   // Stat-major rows; Hmean for msgs/s, Amean for latency; op width = longest metric name.
-  CHECK(text.find("\nHmean     msgs/s            50000.00 (   0.00%)    10000.00 * -80.00%*           -           \n") !=
+  CHECK(text.find("\nHmean     msgs/s            50000.00 (   0.00%)    10000.00 * -80.00%*           -\n") !=
         std::string::npos);
   CHECK(text.find("Amean     latency-p50-us      102.00 (   0.00%)      302.00 *-196.08%*") != std::string::npos);
   CHECK(text.find("Stddev    latency-p99-us        1.00 (   0.00%)        1.00 (   0.00%)") != std::string::npos);
@@ -30,7 +30,7 @@ TEST_CASE("chat: Hmean with higher-is-better sign, latency rows, failed cells li
   CHECK(text.find("               mainline                   rsdl                 broken\n") != std::string::npos);
   CHECK(text.find("                   8cpu                   8cpu                   8cpu\n") != std::string::npos);
   // The failed cell is listed with the first line of its error.
-  CHECK(text.find("failed:  broken-8cpu (cell cell2): kernel panic - not syncing\n") != std::string::npos);
+  CHECK(text.find("failed: broken-8cpu (cell cell2): kernel panic - not syncing\n") != std::string::npos);
   REQUIRE(r.failed.size() == 1);
   CHECK(r.failed[0].id == "cell2");
   // Duration table.
@@ -186,6 +186,8 @@ TEST_CASE("hackbench rows are time-G in group order; unknown kinds show every me
   other.benchmark = "custom";
   other.kind = "exec";
   specs.push_back(other);
+  other.variant = "b";  // never run (an interrupted run): listed, not dropped
+  specs.push_back(other);
   auto dir = fixtures::temp_dir("hackbench");
   {
     auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
@@ -212,6 +214,7 @@ TEST_CASE("hackbench rows are time-G in group order; unknown kinds show every me
   CHECK(t.find("Amean     time-2         2.20 (   0.00%)        3.20 * -45.45%*\n"
                "Amean     time-16        9.20 (   0.00%)       10.20 * -10.87%*\n") != std::string::npos);
   CHECK(t.find("ignored") == std::string::npos);
-  CHECK(t.find("Hmean     anything        5.83 (   0.00%)") != std::string::npos);
+  CHECK(t.find("Hmean     anything        5.83 (   0.00%)           -\n") != std::string::npos);
+  CHECK(t.find("not run: b-T (cell cell3) status pending\n") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
