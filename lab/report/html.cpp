@@ -35,7 +35,7 @@ td.base{background:#f7f7f7} .pct{color:#555;font-size:11px}
 svg.chart{border:1px solid #ddd;background:#fff} svg .title{font-size:14px;font-weight:bold}
 svg .tick{font-size:11px;fill:#444} svg .axis{font-size:12px;fill:#222}
 pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:12px;max-height:480px}
-.note{color:#555;font-size:13px}
+.note{color:#555;font-size:13px} table.topo td.label{white-space:normal;min-width:320px}
 )";
 
 std::string fmt2(double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : std::string("n/a"); }
@@ -171,7 +171,7 @@ std::string jstr(const json& j, const char* key) {
 }
 
 std::string topology_section(const std::vector<results::RunResults>& runs) {
-  std::string s = "<h2>Topology each guest saw</h2>\n<table class=\"meta\"><tr><th>run</th><th>cell</th><th>variant"
+  std::string s = "<h2>Topology each guest saw</h2>\n<table class=\"meta topo\"><tr><th>run</th><th>cell</th><th>variant"
                   "</th><th>topology</th><th>status</th><th>vm</th><th>online</th><th>smt active</th><th>cpus "
                   "(cpu: package/die/core, siblings)</th></tr>\n";
   size_t rows = 0;
