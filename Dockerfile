@@ -22,7 +22,10 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libvirt0 libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils libyaml-cpp0.7 libfmt9 \
       libssl3 mmdebstrap busybox-static cpio xz-utils zstd e2fsprogs ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+ && rm -rf /var/lib/apt/lists/* \
+ && (getent group kvm >/dev/null || groupadd --system kvm) \
+ && groupadd --system libvirt-qemu \
+ && useradd --system --gid kvm --no-create-home --shell /usr/sbin/nologin libvirt-qemu
 COPY --from=build /build/bin/smtlab /build/bin/smtlab-guest /opt/smtlab/build/bin/
 COPY kernels /opt/smtlab/kernels
 COPY images /opt/smtlab/images

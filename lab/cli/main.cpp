@@ -21,23 +21,25 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer("Start with: smtlab run recipes/smoke.yaml   (see README.md)");
   add_plan_command(app);
-  // add_doctor_command(app);
+  add_doctor_command(app);
   add_kernel_command(app);
-  // add_image_command(app);
+  add_image_command(app);
   add_cache_command(app);
-  // add_boot_command(app);
-  // add_run_command(app);
-  // add_compare_command(app);
-  // add_report_command(app);
+  add_boot_command(app);
+  add_run_command(app);
+  add_compare_command(app);
+  add_report_command(app);
   add_merge_command(app);
-  // add_reproduce_command(app);
+  add_reproduce_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : kUsage;
   } catch (const std::exception& e) {
-    std::cerr << "smtlab: error: " << smtlab::describe(e) << "\n";
+    // Located errors (recipes) already read "FILE:LINE:COL: error: ...".
+    std::string text = smtlab::describe(e);
+    std::cerr << (text.find(": error: ") != std::string::npos ? "" : "smtlab: error: ") << text << "\n";
     return kError;
   }
   return exit_status();

@@ -1,0 +1,64 @@
+// smtlab reproduce RESULTS_DIR: the same recipe with the same pinned artifacts, then the
+// comparison of the original against the reproduction.
+#include <fmt/core.h>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/compare_options.hpp"
+#include "recipe/recipe_loader.hpp"
+#include "results/results.hpp"
+#include "run/runner.hpp"
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+#include "vm/interrupt.hpp"
+
+namespace smtlab::cli {
+
+void add_reproduce_command(CLI::App& app) {
+  struct Options {
+    std::string dir, output, connect;
+    CompareFlags compare;
+  };
+  auto opt = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("reproduce", "Re-run a results directory's recipe with the same pinned kernels and image");
+  cmd->add_option("dir", opt->dir, "Results directory to reproduce")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("-o,--output", opt->output, "Results directory of the reproduction (default: <dir>-reproduced-<time>)");
+  cmd->add_option("--connect", opt->connect, "libvirt URI (default: the embedded QEMU driver)");
+  add_compare_flags(cmd, opt->compare, false);
+  cmd->callback([opt] {
+    vm::install_interrupt_handlers();
+    auto original = results::load_results(opt->dir);
+    const auto& m = original.manifest;
+    auto file = m["recipe"].value("file", std::string());
+    auto sha = m["recipe"].value("sha256", std::string());
+    if (file.empty() || !std::filesystem::exists(file))
+      throw Error("the recipe of " + opt->dir + " (" + file + ") is not on this machine",
+                  "check out the repository the run was made from, at the same commit");
+    auto recipe = recipe::load_recipe(file);
+    if (recipe.sha256 != sha)
+      throw Error(file + " changed since the run (sha256 " + recipe.sha256.substr(0, 12) + ", the run used " +
+                      sha.substr(0, 12) + ")",
+                  "check out the commit the run was made from");
+    run::RunOptions ro;
+    ro.connect = opt->connect;
+    ro.output = opt->output.empty() ? std::filesystem::path(opt->dir + "-reproduced") : std::filesystem::path(opt->output);
+    // Pin every kernel to the exact package version the original run used; the run then
+    // refuses when the downloaded package's sha256 differs.
+    for (const auto& [name, spec] : recipe.kernels) {
+      if (!m.contains("kernels") || !m["kernels"].contains(name)) continue;
+      const auto& k = m["kernels"][name];
+      if (spec.source == recipe::KernelSource::debian)
+        ro.kernel_pins[name] = {k.value("package", spec.package), k.value("version", spec.version)};
+      ro.expect_kernel_sha256[name] = k.value("sha256", std::string());
+    }
+    if (m.contains("image")) ro.expect_image_digest = m["image"].value("digest", std::string());
+    for (const auto& cell : original.cells) ro.plan.filters.push_back(cell.id);
+    auto summary = run::run_recipe(recipe, ro);
+    std::cerr << fmt::format("smtlab: reproduction: {} cells, {} ok, {} failed in {}\n", summary.cells, summary.ok,
+                             summary.failed, summary.dir.string());
+    exit_status() = print_comparison({opt->dir, summary.dir}, opt->compare);
+  });
+}
+
+}  // namespace smtlab::cli

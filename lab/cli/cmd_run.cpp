@@ -1,0 +1,76 @@
+// smtlab run RECIPE [-o DIR] [--cells FILTER] [--iterations N] [--resume] [--connect URI] [--shard K/N]
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/compare_options.hpp"
+#include "recipe/recipe_loader.hpp"
+#include "run/runner.hpp"
+#include "util/error.hpp"
+#include "vm/interrupt.hpp"
+
+namespace smtlab::cli {
+
+// "2/4" -> {1, 4} (0-based index).
+static std::pair<int, int> parse_shard(const std::string& text) {
+  auto slash = text.find('/');
+  try {
+    if (slash != std::string::npos) {
+      int k = std::stoi(text.substr(0, slash)), n = std::stoi(text.substr(slash + 1));
+      if (n >= 1 && k >= 1 && k <= n) return {k - 1, n};
+    }
+  } catch (const std::exception&) {
+  }
+  throw Error("--shard " + text + " is not K/N with 1 <= K <= N", "for example --shard 1/4");
+}
+
+void add_run_command(CLI::App& app) {
+  struct Options {
+    std::string recipe, output, connect, shard;
+    std::vector<std::string> cells;
+    int iterations = 0;
+    bool resume = false, no_compare = false;
+    CompareFlags compare;
+  };
+  auto opt = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("run", "Run a recipe's cells into a results directory, then print the comparison");
+  cmd->add_option("recipe", opt->recipe, "Recipe file (YAML)")->required();
+  cmd->add_option("-o,--output", opt->output, "Results directory (default: results/<recipe>-<UTC time>)");
+  cmd->add_option("--cells", opt->cells, "Only cells matching: an id prefix, variant=X, topology=Y or benchmark=Z");
+  cmd->add_option("--iterations", opt->iterations, "Override every benchmark's iterations")->check(CLI::Range(1, 1000));
+  cmd->add_flag("--resume", opt->resume, "Finish an interrupted run in -o DIR without redoing finished cells");
+  cmd->add_option("--connect", opt->connect, "libvirt URI (default: the embedded QEMU driver, no daemon)");
+  cmd->add_option("--shard", opt->shard, "Run only shard K of N of the cells (K/N), for fan-out over machines");
+  cmd->add_flag("--no-compare", opt->no_compare, "Do not print the comparison at the end");
+  add_compare_flags(cmd, opt->compare, false);
+  add_regression_flag(cmd, opt->compare);
+  cmd->callback([opt] {
+    vm::install_interrupt_handlers();
+    auto recipe = recipe::load_recipe(opt->recipe);
+    run::RunOptions ro;
+    ro.output = opt->output;
+    ro.plan.filters = opt->cells;
+    ro.plan.iterations = opt->iterations;
+    if (!opt->shard.empty()) std::tie(ro.plan.shard_index, ro.plan.shard_count) = parse_shard(opt->shard);
+    ro.resume = opt->resume;
+    if (ro.resume && ro.output.empty())
+      throw Error("--resume needs the results directory of the run to finish", "add -o DIR");
+    ro.connect = opt->connect;
+    ro.live_progress = ::isatty(2);
+    auto summary = run::run_recipe(recipe, ro);
+    std::cerr << "smtlab: " << summary.cells << " cells: " << summary.ok << " ok, " << summary.failed << " failed"
+              << (summary.skipped ? ", " + std::to_string(summary.skipped) + " already finished" : "") << " ("
+              << summary.accel << ") in " << summary.dir.string() << "\n";
+    if (summary.interrupted) {
+      std::cerr << "smtlab: interrupted; finish with: smtlab run " << opt->recipe << " -o " << summary.dir.string()
+                << " --resume\n";
+      exit_status() = kInterrupted;
+      return;
+    }
+    int status = opt->no_compare ? kOk : print_comparison({summary.dir}, opt->compare);
+    exit_status() = status != kOk ? status : summary.failed ? kCellsFailed : kOk;
+  });
+}
+
+}  // namespace smtlab::cli

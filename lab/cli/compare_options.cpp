@@ -1,0 +1,69 @@
+#include "cli/compare_options.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "report/compare.hpp"
+#include "results/results.hpp"
+#include "stats/significance.hpp"
+
+namespace smtlab::cli {
+
+report::CompareOptions CompareFlags::options() const {
+  report::CompareOptions o;
+  o.baseline = baseline;
+  o.rule.rule = stats::parse_rule(rule);
+  o.format = report::parse_format(format);
+  o.statistics = report::parse_statistics(statistics);
+  o.grouping = report::parse_grouping(by);
+  o.kernbench_user_sys = user_sys;
+  o.all_metrics = all_metrics;
+  o.regression_threshold_pct = fail_on_regression > 0 ? fail_on_regression : 0;
+  return o;
+}
+
+void add_compare_flags(CLI::App* cmd, CompareFlags& f, bool with_format) {
+  cmd->add_option("--baseline", f.baseline, "Baseline column (or variant); default: the first column");
+  cmd->add_option("--rule", f.rule,
+                  "Significance rule: welch (Welch t-test, alpha 0.05, min effect 1%), "
+                  "mmtests-2019 (the seed tables' t-test, p < 0.10), mmtests-2024 (1.96 x stddev sum)")
+      ->capture_default_str();
+  cmd->add_option("--stats", f.statistics, "Rows: Min,Amean,Stddev,CoeffVar,Max,BAmean-95 or all")->capture_default_str();
+  cmd->add_option("--by", f.by, "One block per benchmark (columns variant-topology) or per topology")
+      ->check(CLI::IsMember({"benchmark", "topology"}))
+      ->capture_default_str();
+  cmd->add_flag("--user-sys", f.user_sys, "kernbench: also user-N and syst-N rows");
+  cmd->add_flag("--all-metrics", f.all_metrics, "Every metric the guests reported");
+  if (with_format)
+    cmd->add_option("--format", f.format, "text (mmtests), markdown, json or csv")
+        ->check(CLI::IsMember({"text", "markdown", "md", "json", "csv"}))
+        ->capture_default_str();
+}
+
+void add_regression_flag(CLI::App* cmd, CompareFlags& f) {
+  cmd->add_option("--fail-on-regression", f.fail_on_regression,
+                  "Exit with status 3 when a mean is significantly worse than the baseline by more than PCT percent")
+      ->check(CLI::Range(0.0, 1000.0));
+}
+
+int print_comparison(const std::vector<std::filesystem::path>& dirs, const CompareFlags& flags) {
+  std::vector<results::RunResults> runs;
+  for (const auto& d : dirs) runs.push_back(results::load_results(d));
+  auto result = report::compare_runs(runs, flags.options());
+  for (const auto& w : result.warnings) std::cerr << "smtlab: warning: " << w << "\n";
+  std::cout << result.output;
+  std::cout.flush();
+  if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
+    std::ofstream out(summary, std::ios::app);
+    out << result.markdown_summary << "\n";
+  }
+  if (flags.fail_on_regression >= 0 && !result.regressions.empty()) {
+    for (const auto& r : result.regressions) std::cerr << "smtlab: regression: " << r.describe() << "\n";
+    return kRegression;
+  }
+  return kOk;
+}
+
+}  // namespace smtlab::cli

@@ -1,0 +1,113 @@
+#include "run/boot.hpp"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "plan/plan.hpp"
+#include "run/artifacts.hpp"
+#include "run/guest_session.hpp"
+#include "run/job_builder.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/paths.hpp"
+#include "vm/connection.hpp"
+
+namespace smtlab::run {
+namespace {
+
+class PrintingObserver : public GuestObserver {
+ public:
+  explicit PrintingObserver(int vms) : vms_(vms) {}
+  void on_record(int vm, const protocol::Record& r) override {
+    const auto& b = r.body;
+    std::string prefix = vms_ > 1 ? fmt::format("[vm{}] ", vm) : "";
+    if (r.type == "output") {
+      auto line = b.value("line", std::string());
+      FILE* to = b.value("stream", std::string()) == "stderr" ? stderr : stdout;
+      fmt::print(to, "{}{}\n", prefix, line);
+      std::fflush(to);
+    } else if (r.type == "hello") {
+      note(fmt::format("{}agent ready: kernel {}, guest uptime {:.1f} s", prefix, b.value("kernel", std::string("?")),
+                       b.value("uptime_s", 0.0)));
+    } else if (r.type == "topology") {
+      int online = b.contains("cpus") && b["cpus"].is_array() ? static_cast<int>(b["cpus"].size()) : 0;
+      std::string siblings;
+      if (b.contains("cpus") && b["cpus"].is_array()) {
+        std::string last;
+        for (const auto& c : b["cpus"]) {
+          auto s = c.is_object() ? c.value("siblings", std::string()) : std::string();
+          if (s != last && siblings.find(" " + s + " ") == std::string::npos) siblings += " " + s + " ";
+          last = s;
+        }
+      }
+      std::string smt = b.contains("smt_active") && b["smt_active"].is_number_integer()
+                            ? (b["smt_active"].get<int>() ? "active" : "inactive")
+                            : "unknown";
+      note(fmt::format("{}guest topology: {} CPUs online, sibling groups [{}], SMT {}", prefix, online, siblings, smt));
+    } else if (r.type == "error") {
+      note(fmt::format("{}guest error: {}", prefix, b.value("message", std::string())));
+    }
+  }
+  void on_problem(int vm, const protocol::Problem& p) override {
+    note(fmt::format("[vm{}] results stream: {}", vm, p.str()));
+  }
+
+ private:
+  int vms_;
+};
+
+}  // namespace
+
+int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
+  plan::PlanOptions po;
+  po.filters = {options.cell};
+  auto plan = plan::make_plan(recipe, po);
+  if (plan.cells.size() != 1) {
+    std::string ids;
+    for (const auto& c : plan.cells) ids += " " + c.id;
+    throw Error("--cell " + options.cell + " selects " + std::to_string(plan.cells.size()) + " cells:" + ids,
+                "give a cell id (or a longer prefix of one) from `smtlab plan`");
+  }
+  const auto& cell = plan.cells[0];
+  auto connection = vm::Connection::open(options.connect);
+  note(connection->describe());
+  cache::Cache cache;
+  auto artifacts = prepare_artifacts(recipe, plan, cache);
+
+  auto dir = cache_dir() / "boot" / (cell.id + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> argv = options.argv.empty() ? std::vector<std::string>{"uname", "-r"} : options.argv;
+  SessionConfig config;
+  config.cell = &cell;
+  config.kernel = &artifacts.kernels.at(cell.kernel.name);
+  config.image = &artifacts.image;
+  for (int vm = 0; vm < cell.topology.vms; ++vm) config.jobs.push_back(make_exec_job(cell, vm, argv));
+  config.work_dir = dir / "work";
+  config.console_log = [&](int vm) { return dir / ("console-vm" + std::to_string(vm) + ".log"); };
+  config.stream_log = [&](int vm) { return dir / ("stream-vm" + std::to_string(vm) + ".jsonl"); };
+  config.boot_timeout_s = recipe.timeouts.boot_s;
+  config.cell_timeout_s = recipe.timeouts.cell_s;
+  note(fmt::format("booting cell {} ({} {} {}, {} VM(s) of {})", cell.id, cell.variant.name, cell.kernel.name,
+                   cell.topology.name, cell.topology.vms, cell.topology.shape()));
+  PrintingObserver observer(cell.topology.vms);
+  auto outcome = run_guests(*connection, config, observer);
+  for (const auto& n : outcome.notes) note(n);
+  if (!outcome.ready_s.empty()) note(fmt::format("VM 0 agent ready {:.1f} s after domain start", outcome.ready_s[0]));
+  if (outcome.interrupted) {
+    note("interrupted; guests torn down");
+    return 130;
+  }
+  if (!outcome.ok) {
+    note("failed: " + outcome.error);
+    if (!outcome.console_tail.empty()) fmt::print(stderr, "console tail:\n{}\n", outcome.console_tail);
+    note("console logs and streams kept in " + dir.string());
+    return 1;
+  }
+  if (!options.keep) std::filesystem::remove_all(dir);
+  else note("console logs and streams kept in " + dir.string());
+  return outcome.exit_codes.empty() || outcome.exit_codes[0] < 0 ? 1 : outcome.exit_codes[0];
+}
+
+}  // namespace smtlab::run

@@ -1,0 +1,21 @@
+#pragma once
+// `smtlab boot RECIPE --cell ID -- CMD...`: boots one cell's guests, runs CMD in each, streams
+// the output (VM 0 plain, others prefixed), reports the topology each guest saw, tears down.
+#include <string>
+#include <vector>
+
+#include "recipe/recipe.hpp"
+
+namespace smtlab::run {
+
+struct BootOptions {
+  std::string cell;               // a cell id (prefix) or filter, must select exactly one cell
+  std::vector<std::string> argv;  // empty: uname -r
+  std::string connect;
+  bool keep = false;              // keep the console logs and streams (always kept on failure)
+};
+
+// Returns VM 0's exit status (or 1 when the guests failed, 130 when interrupted).
+int boot_cell(const recipe::Recipe& recipe, const BootOptions& options);
+
+}  // namespace smtlab::run

@@ -1,0 +1,302 @@
+#include "run/guest_session.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "image/image.hpp"
+#include "image/initramfs.hpp"
+#include "run/job_builder.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "vm/console.hpp"
+#include "vm/domain.hpp"
+#include "vm/interrupt.hpp"
+#include "vm/pinning.hpp"
+#include "vm/topology_check.hpp"
+
+namespace smtlab::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Reads what QEMU appended to a results channel file since the last call (bounded per call).
+class StreamTail {
+ public:
+  explicit StreamTail(std::filesystem::path file) : file_(std::move(file)) {}
+  ~StreamTail() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  StreamTail(const StreamTail&) = delete;
+  StreamTail& operator=(const StreamTail&) = delete;
+  std::string read_new(size_t max_bytes = 8 << 20) {
+    if (fd_ < 0) fd_ = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return {};
+    std::string out;
+    char buf[65536];
+    while (out.size() < max_bytes) {
+      ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+
+ private:
+  std::filesystem::path file_;
+  int fd_ = -1;
+};
+
+vm::PinPolicy pin_policy(recipe::Pinning p) {
+  switch (p) {
+    case recipe::Pinning::vcpu: return vm::PinPolicy::vcpu;
+    case recipe::Pinning::core: return vm::PinPolicy::core;
+    case recipe::Pinning::shared: return vm::PinPolicy::shared;
+    case recipe::Pinning::none: break;
+  }
+  return vm::PinPolicy::none;
+}
+
+vm::GuestTopology guest_topology_from(const nlohmann::json& rec) {
+  vm::GuestTopology t;
+  if (rec.contains("online") && rec["online"].is_string()) t.online = rec["online"].get<std::string>();
+  if (rec.contains("smt_active") && rec["smt_active"].is_number_integer()) t.smt_active = rec["smt_active"].get<int>();
+  if (rec.contains("cpus") && rec["cpus"].is_array()) {
+    for (const auto& c : rec["cpus"]) {
+      if (!c.is_object()) continue;
+      vm::GuestCpu cpu;
+      auto num = [&](const char* k) { return c.contains(k) && c[k].is_number_integer() ? c[k].get<int>() : -1; };
+      cpu.cpu = num("cpu");
+      cpu.core_id = num("core_id");
+      cpu.package_id = num("package_id");
+      cpu.die_id = num("die_id");
+      if (c.contains("siblings") && c["siblings"].is_string()) cpu.siblings = c["siblings"].get<std::string>();
+      t.cpus.push_back(cpu);
+    }
+  }
+  return t;
+}
+
+struct VmState {
+  std::unique_ptr<StreamTail> tail;
+  protocol::RecordStream stream;
+  bool benchmark = true;
+  bool hello = false;
+  bool ended = false;
+  bool end_ok = false;
+  int exit_code = -1;
+  double ready_s = -1;
+  std::string last_error;  // the last error record's message
+};
+
+}  // namespace
+
+SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer) {
+  const auto& cell = *config.cell;
+  const auto& topo = cell.topology;
+  SessionOutcome outcome;
+  const int vms = static_cast<int>(config.jobs.size());
+  std::filesystem::create_directories(config.work_dir);
+
+  auto cmdline_words = kernel_cmdline(cell);
+  std::string cmdline;
+  for (const auto& w : cmdline_words) cmdline += (cmdline.empty() ? "" : " ") + w;
+  bool nosmt = std::any_of(cmdline_words.begin(), cmdline_words.end(),
+                           [](const std::string& w) { return w == "nosmt" || w.rfind("nosmt=", 0) == 0; });
+
+  vm::VcpuTopology vtopo{topo.sockets, topo.dies, topo.cores, topo.threads};
+  vm::PinRequest pin_request;
+  pin_request.vms = vms;
+  pin_request.topology = vtopo;
+  pin_request.host_cpus = topo.host_cpus;
+  pin_request.policy = pin_policy(topo.pinning);
+  pin_request.allow_fallback = true;  // core pinning on a host without SMT: one CPU per vCPU, noted
+  vm::PinPlan pins;
+  try {
+    pins = vm::plan_pinning(pin_request, connection.info().host);
+  } catch (const Error& e) {
+    outcome.error = std::string("pinning: ") + e.what();
+    return outcome;
+  }
+  outcome.notes = pins.notes;
+
+  std::vector<vm::DomainSpec> specs;
+  std::vector<VmState> state(static_cast<size_t>(vms));
+  try {
+    for (int k = 0; k < vms; ++k) {
+      auto initrd = config.work_dir / ("vm" + std::to_string(k) + ".initrd");
+      auto overlay = config.work_dir / ("vm" + std::to_string(k) + ".qcow2");
+      image::write_initrd_with_job(config.kernel->initramfs.path, protocol::to_json(config.jobs[k]).dump(), initrd);
+      image::create_overlay(config.image->qcow2, overlay);
+      vm::DomainSpec spec;
+      spec.name = vm::unique_domain_name(cell.id, k);
+      spec.topology = vtopo;
+      spec.memory_mib = topo.memory_mib;
+      spec.accel = connection.info().accel;
+      spec.cpu_model = connection.info().guest_cpu_model;
+      spec.kernel = config.kernel->kernel.vmlinuz;
+      spec.initrd = initrd;
+      spec.cmdline = cmdline;
+      spec.disk = overlay;
+      spec.console_log = config.console_log(k);
+      spec.results_channel = config.stream_log(k);
+      std::filesystem::remove(spec.results_channel);
+      if (k < static_cast<int>(pins.vms.size())) {
+        spec.vcpu_pins = pins.vms[k].vcpus;
+        spec.emulator_pin = pins.vms[k].emulator;
+      }
+      specs.push_back(spec);
+      state[k].tail = std::make_unique<StreamTail>(spec.results_channel);
+      state[k].benchmark = config.jobs[k].role != "noise";
+    }
+  } catch (const Error& e) {
+    outcome.error = std::string("preparing the guests: ") + e.what();
+    std::filesystem::remove_all(config.work_dir);
+    return outcome;
+  }
+
+  auto started = Clock::now();
+  std::optional<Clock::time_point> bench_start, bench_end;
+  vm::DomainGroup group;
+  int failed_vm = 0;
+  auto fail = [&](int vm, std::string why) {
+    if (outcome.error.empty()) {
+      outcome.error = std::move(why);
+      failed_vm = vm;
+    }
+  };
+
+  auto pump = [&](int k, bool final) {
+    auto& st = state[k];
+    std::string bytes = st.tail->read_new();
+    protocol::Parsed parsed = st.stream.feed(bytes);
+    if (final) {
+      auto tail = st.stream.finish();
+      parsed.records.insert(parsed.records.end(), tail.records.begin(), tail.records.end());
+      parsed.problems.insert(parsed.problems.end(), tail.problems.begin(), tail.problems.end());
+    }
+    for (const auto& p : parsed.problems) observer.on_problem(k, p);
+    for (const auto& r : parsed.records) {
+      const auto& b = r.body;
+      if (r.type == "hello" && !st.hello) {
+        st.hello = true;
+        st.ready_s = seconds_since(started);
+      } else if (r.type == "topology") {
+        while (outcome.guest_topology.size() <= static_cast<size_t>(k)) outcome.guest_topology.push_back(nullptr);
+        outcome.guest_topology[k] = b;
+        auto diffs = vm::check_guest_topology(vtopo, nosmt, guest_topology_from(b));
+        if (!diffs.empty()) {
+          std::string why = "VM " + std::to_string(k) + " does not see the recipe's topology " + topo.shape() + ":";
+          for (const auto& d : diffs) why += " " + d + ";";
+          fail(k, why);
+        }
+      } else if (r.type == "event" && st.benchmark && !bench_start) {
+        auto name = b.value("name", std::string());
+        if (name == "iteration-start" || name == "warmup") bench_start = Clock::now();
+      } else if (r.type == "error") {
+        st.last_error = b.value("message", std::string());
+      } else if (r.type == "end" && !st.ended) {
+        st.ended = true;
+        st.end_ok = b.value("status", std::string()) == "ok";
+        st.exit_code = b.contains("exit_code") && b["exit_code"].is_number_integer() ? b["exit_code"].get<int>() : -1;
+        if (st.benchmark) bench_end = Clock::now();
+      }
+      observer.on_record(k, r);
+    }
+  };
+
+  try {
+    group.start(connection, specs);
+  } catch (const Error& e) {
+    fail(0, std::string("starting the guests: ") + e.what());
+  }
+
+  auto last_console_check = Clock::now();
+  while (outcome.error.empty() && group.size() == specs.size()) {
+    if (vm::interrupted()) {
+      outcome.interrupted = true;
+      fail(0, "interrupted (signal " + std::to_string(vm::interrupt_signal()) + ")");
+      break;
+    }
+    for (int k = 0; k < vms; ++k) pump(k, false);
+    if (!outcome.error.empty()) break;
+    bool all_done = true;
+    for (int k = 0; k < vms; ++k) {
+      auto& st = state[k];
+      if (!st.benchmark) continue;
+      if (st.ended) continue;
+      if (group[k].is_stopped()) {
+        pump(k, false);
+        if (st.ended) continue;
+        fail(k, "VM " + std::to_string(k) + " stopped (" + group[k].stop_info().describe() +
+                    ") before its agent reported the end" +
+                    (st.last_error.empty() ? "" : ": " + st.last_error));
+        break;
+      }
+      all_done = false;
+    }
+    if (!outcome.error.empty() || all_done) break;
+    double elapsed = seconds_since(started);
+    for (int k = 0; k < vms; ++k) {
+      if (!state[k].hello && elapsed > config.boot_timeout_s)
+        fail(k, "VM " + std::to_string(k) + " did not start its agent within " + std::to_string(config.boot_timeout_s) +
+                    " s (boot timeout)");
+    }
+    if (elapsed > config.cell_timeout_s)
+      fail(0, "the cell did not finish within " + std::to_string(config.cell_timeout_s) + " s (cell timeout)");
+    if (seconds_since(last_console_check) >= 1.0 || !outcome.error.empty()) {
+      last_console_check = Clock::now();
+      for (int k = 0; k < vms; ++k) {
+        auto findings = vm::scan_console(vm::read_console(specs[k].console_log));
+        if (vm::is_fatal(findings)) fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
+      }
+    }
+    if (!outcome.error.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  }
+
+  // Benchmark guests that reported their end power themselves off: give them a moment, so the
+  // last records and the console are complete; then tear everything down.
+  if (outcome.error.empty() && group.size() == specs.size()) {
+    for (int k = 0; k < vms; ++k) {
+      if (state[k].benchmark) group[k].wait_stopped(std::chrono::seconds(20));
+    }
+  }
+  try {
+    group.destroy_all();
+  } catch (const Error& e) {
+    outcome.notes.push_back(std::string("teardown: ") + e.what());
+  }
+  for (int k = 0; k < vms; ++k) pump(k, true);
+  // A panic may have been printed after the last check.
+  for (int k = 0; k < vms && outcome.error.empty(); ++k) {
+    auto findings = vm::scan_console(vm::read_console(specs[k].console_log));
+    if (vm::is_fatal(findings)) fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
+  }
+  for (int k = 0; k < vms && outcome.error.empty(); ++k) {
+    const auto& st = state[k];
+    if (st.benchmark && !st.end_ok)
+      fail(k, "VM " + std::to_string(k) + " reported failure" + (st.last_error.empty() ? "" : ": " + st.last_error));
+  }
+
+  outcome.wall_s = seconds_since(started);
+  if (bench_start && bench_end) outcome.bench_s = std::chrono::duration<double>(*bench_end - *bench_start).count();
+  for (const auto& st : state) {
+    outcome.ready_s.push_back(st.ready_s);
+    outcome.exit_codes.push_back(st.exit_code);
+  }
+  outcome.ok = outcome.error.empty();
+  if (!outcome.ok && !specs.empty())
+    outcome.console_tail = vm::console_tail(vm::read_console(specs[failed_vm].console_log), 25);
+  std::error_code ec;
+  std::filesystem::remove_all(config.work_dir, ec);
+  return outcome;
+}
+
+}  // namespace smtlab::run

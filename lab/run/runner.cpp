@@ -1,0 +1,251 @@
+#include "run/runner.hpp"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <thread>
+
+#include "results/results.hpp"
+#include "run/artifacts.hpp"
+#include "run/guest_session.hpp"
+#include "run/job_builder.hpp"
+#include "run/progress.hpp"
+#include "smtlab/version.hpp"
+#include "util/cpulist.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/paths.hpp"
+#include "vm/connection.hpp"
+#include "vm/interrupt.hpp"
+
+namespace smtlab::run {
+namespace {
+
+std::string utc_now(const char* format = "%Y-%m-%dT%H:%M:%SZ") {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+nlohmann::json cell_entry(const plan::Cell& cell) {
+  const auto& t = cell.topology;
+  return {{"id", cell.id},
+          {"index", cell.index},
+          {"variant", cell.variant.name},
+          {"kernel", cell.kernel.name},
+          {"topology", t.name},
+          {"shape", t.shape()},
+          {"vms", t.vms},
+          {"vcpus", t.vcpus()},
+          {"host_cpus", t.host_cpus.empty() ? std::string("all") : format_cpulist(t.host_cpus)},
+          {"pinning", recipe::to_string(t.pinning)},
+          {"benchmark", cell.benchmark.name},
+          {"kind", cell.benchmark.kind},
+          {"iterations", cell.iterations},
+          {"definition", plan::cell_definition(cell)}};
+}
+
+// Writes what the guests send into the results directory, and keeps the progress line fresh.
+class ResultsObserver : public GuestObserver {
+ public:
+  ResultsObserver(results::ResultsWriter& writer, std::string cell, Progress& progress)
+      : writer_(writer), cell_(std::move(cell)), progress_(progress) {}
+
+  void on_record(int vm, const protocol::Record& record) override {
+    nlohmann::json rec = record.body;
+    rec["vm"] = vm;
+    if (record.type == "sample") {
+      writer_.append_sample(cell_, rec);
+    } else if (record.type == "monitor") {
+      writer_.append_monitor(cell_, rec);
+    } else {
+      writer_.append_event(cell_, rec);
+      if (record.type == "event" && vm == 0) {
+        auto name = rec.value("name", std::string());
+        if (name == "iteration-start" || name == "warmup") {
+          const auto& d = rec.contains("detail") ? rec["detail"] : nlohmann::json::object();
+          std::string what = name == "warmup" ? "warm-up" : "iteration " + d.value("iteration", nlohmann::json(0)).dump();
+          if (d.contains("jobs")) what = "-j" + d["jobs"].dump() + " " + what;
+          progress_.iteration(what);
+        }
+      }
+    }
+    progress_.tick();
+  }
+
+  void on_problem(int vm, const protocol::Problem& problem) override {
+    writer_.append_event(cell_, {{"type", "stream-problem"},
+                                 {"vm", vm},
+                                 {"kind", protocol::to_string(problem.kind)},
+                                 {"line", problem.line},
+                                 {"what", problem.what}});
+  }
+
+ private:
+  results::ResultsWriter& writer_;
+  std::string cell_;
+  Progress& progress_;
+};
+
+std::filesystem::path work_root() {
+  auto dir = cache_dir() / "work" / std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+std::filesystem::path default_results_dir(const recipe::Recipe& recipe) {
+  std::filesystem::path base = "results";
+  if (const char* env = std::getenv("SMTLAB_RESULTS"); env && *env) base = env;
+  return base / (recipe.name + "-" + utc_now("%Y%m%d-%H%M%S"));
+}
+
+RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
+  auto plan = plan::make_plan(recipe, options.plan);
+  RunSummary summary;
+  summary.dir = options.output.empty() ? default_results_dir(recipe) : options.output;
+
+  std::optional<results::ResultsWriter> writer;
+  if (options.resume) {
+    writer.emplace(results::ResultsWriter::open(summary.dir));
+    auto m = writer->manifest();
+    auto sha = m.contains("recipe") ? m["recipe"].value("sha256", std::string()) : std::string();
+    if (sha != recipe.sha256)
+      throw Error(summary.dir.string() + " was made from another recipe (sha256 " + sha.substr(0, 12) + ", this one " +
+                      recipe.sha256.substr(0, 12) + ")",
+                  "resume with the recipe file that started the run, or start a new run with -o NEW_DIR");
+  } else if (std::filesystem::exists(summary.dir / "manifest.json")) {
+    throw Error(summary.dir.string() + " already holds a run",
+                "finish it with --resume, or give a new directory with -o");
+  }
+
+  // Connect first: a host that cannot run guests should say so before minutes of downloads.
+  auto connection = vm::Connection::open(options.connect);
+  const auto& info = connection->info();
+  summary.accel = vm::to_string(info.accel);
+  note(connection->describe());
+  if (info.accel == vm::Accel::tcg)
+    note("no usable KVM: guests run under TCG (software emulation); numbers are for this emulated machine");
+
+  cache::Cache cache;
+  auto artifacts = prepare_artifacts(recipe, plan, cache, options.kernel_pins);
+  for (const auto& [name, sha] : options.expect_kernel_sha256) {
+    auto it = artifacts.kernels.find(name);
+    if (it != artifacts.kernels.end() && !sha.empty() && it->second.kernel.sha256 != sha)
+      throw Error("kernel " + name + " is not the one the original run used (sha256 " + it->second.kernel.sha256.substr(0, 12) +
+                      ", expected " + sha.substr(0, 12) + ")",
+                  "the exact package is no longer available from this mirror; a reproduction needs the same bytes");
+  }
+  if (!options.expect_image_digest.empty() && artifacts.image.digest != options.expect_image_digest)
+    throw Error("image " + artifacts.image.name + " has digest " + artifacts.image.digest.substr(0, 12) +
+                    ", the original run used " + options.expect_image_digest.substr(0, 12),
+                "the image definition changed: check out the commit the run was made from");
+
+  nlohmann::json run_info = {
+      {"smtlab_version", kVersion},
+      {"recipe", {{"file", recipe.file.string()}, {"name", recipe.name}, {"sha256", recipe.sha256}, {"text", recipe.text}}},
+      {"host",
+       {{"hostname", info.hostname},
+        {"cpu_model", info.host_cpu_name},
+        {"libvirt_cpu_model", info.host.cpu_model},
+        {"cpus", info.host.cpus.size()},
+        {"topology", info.host.describe()},
+        {"threads_per_core", info.host.threads_per_core()}}},
+      {"versions", {{"qemu", info.qemu_version}, {"libvirt", info.libvirt_version}}},
+      {"connection", info.uri},
+      {"accel", summary.accel},
+      {"guest_cpu_model", info.guest_cpu_model},
+  };
+  auto art = artifacts.manifest();
+  run_info["kernels"] = art["kernels"];
+  run_info["image"] = art["image"];
+  run_info["prepare_s"] = art["prepare_s"];
+
+  if (!writer) {
+    nlohmann::json manifest = run_info;
+    manifest["started"] = utc_now();
+    manifest["cells"] = nlohmann::json::array();
+    for (const auto& cell : plan.cells) manifest["cells"].push_back(cell_entry(cell));
+    writer.emplace(results::ResultsWriter::create(summary.dir, manifest));
+  } else {
+    nlohmann::json resumed = {{"resumed", utc_now()}, {"resumed_with", run_info}};
+    writer->update_manifest(resumed);
+  }
+  note("results: " + summary.dir.string());
+
+  auto work = work_root();
+  Progress progress(static_cast<int>(plan.cells.size()), options.live_progress);
+  int k = 0;
+  for (const auto& cell : plan.cells) {
+    ++k;
+    ++summary.cells;
+    std::string status;
+    try {
+      status = writer->cell_status(cell.id);
+    } catch (const Error&) {
+      throw Error("cell " + cell.id + " is not part of the run in " + summary.dir.string(),
+                  "resume with the same recipe and cell filters that started the run");
+    }
+    if (status == "ok" || status == "failed") {
+      ++summary.skipped;
+      (status == "ok" ? summary.ok : summary.failed)++;
+      continue;
+    }
+    if (status != "pending") writer->reset_cell(cell.id);
+
+    std::string label = cell.variant.name + " " + cell.topology.name + " " + cell.benchmark.name + " [" + cell.id + "]";
+    progress.start_cell(k, label);
+    auto started = utc_now();
+    writer->set_cell_status(cell.id, "running", {{"started", started}});
+
+    SessionConfig config;
+    config.cell = &cell;
+    config.kernel = &artifacts.kernels.at(cell.kernel.name);
+    config.image = &artifacts.image;
+    for (int vm = 0; vm < cell.topology.vms; ++vm) config.jobs.push_back(make_job(cell, recipe.monitors, vm));
+    config.work_dir = work / cell.id;
+    config.console_log = [&](int vm) { return writer->console_log(cell.id, vm); };
+    config.stream_log = [&](int vm) { return writer->cell_dir(cell.id) / ("stream-vm" + std::to_string(vm) + ".jsonl"); };
+    config.boot_timeout_s = recipe.timeouts.boot_s;
+    config.cell_timeout_s = recipe.timeouts.cell_s;
+
+    ResultsObserver observer(*writer, cell.id, progress);
+    auto outcome = run_guests(*connection, config, observer);
+
+    if (outcome.interrupted) {
+      writer->reset_cell(cell.id);
+      writer->update_manifest({{"interrupted", utc_now()}});
+      progress.end_cell(false, "interrupted: finish the run with --resume");
+      summary.interrupted = true;
+      break;
+    }
+    nlohmann::json extra = {{"started", started},
+                            {"finished", utc_now()},
+                            {"wall_s", outcome.wall_s},
+                            {"bench_s", outcome.bench_s},
+                            {"ready_s", outcome.ready_s},
+                            {"guest_topology", outcome.guest_topology},
+                            {"notes", outcome.notes},
+                            {"error", outcome.error}};
+    if (!outcome.ok) extra["console_tail"] = outcome.console_tail;
+    writer->set_cell_status(cell.id, outcome.ok ? "ok" : "failed", extra);
+    (outcome.ok ? summary.ok : summary.failed)++;
+    std::string detail = outcome.ok ? fmt::format("agent ready after {:.1f} s", outcome.ready_s.empty() ? -1.0 : outcome.ready_s[0])
+                                    : outcome.error;
+    progress.end_cell(outcome.ok, detail);
+    if (!outcome.ok && !outcome.console_tail.empty())
+      fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(work, ec);
+  if (!summary.interrupted) writer->update_manifest({{"finished", utc_now()}});
+  return summary;
+}
+
+}  // namespace smtlab::run
