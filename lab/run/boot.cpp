@@ -62,12 +62,14 @@ class PrintingObserver : public GuestObserver {
 
 int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
   plan::PlanOptions po;
-  po.filters = {options.cell};
+  po.filters = options.cell;
   auto plan = plan::make_plan(recipe, po);
   if (plan.cells.size() != 1) {
     std::string ids;
     for (const auto& c : plan.cells) ids += " " + c.id;
-    throw Error("--cell " + options.cell + " selects " + std::to_string(plan.cells.size()) + " cells:" + ids,
+    std::string asked;
+    for (const auto& f : options.cell) asked += (asked.empty() ? "" : " ") + f;
+    throw Error("--cell " + asked + " selects " + std::to_string(plan.cells.size()) + " cells:" + ids,
                 "give a cell id (or a longer prefix of one) from `smtlab plan`");
   }
   const auto& cell = plan.cells[0];

@@ -9,7 +9,7 @@
 namespace smtlab::run {
 
 struct BootOptions {
-  std::string cell;               // a cell id (prefix) or filter, must select exactly one cell
+  std::vector<std::string> cell;  // cell id prefix / variant=X / topology=Y filters: exactly one cell
   std::vector<std::string> argv;  // empty: uname -r
   std::string connect;
   bool keep = false;              // keep the console logs and streams (always kept on failure)

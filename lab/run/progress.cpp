@@ -34,12 +34,12 @@ void Progress::iteration(const std::string& what) {
 
 void Progress::tick() { draw(false); }
 
-void Progress::end_cell(bool ok, const std::string& detail) {
+void Progress::end_cell(const std::string& state, const std::string& detail) {
   double secs = std::chrono::duration<double>(Clock::now() - cell_start_).count();
   ++done_;
   done_seconds_ += secs;
   if (live_) fmt::print(stderr, "\r\033[K");
-  fmt::print(stderr, "smtlab: cell {}/{} {}: {} in {}{}\n", current_, cells_, label_, ok ? "ok" : "FAILED",
+  fmt::print(stderr, "smtlab: cell {}/{} {}: {} in {}{}\n", current_, cells_, label_, state,
              clock_time(secs), detail.empty() ? "" : " (" + detail + ")");
   std::fflush(stderr);
 }

@@ -12,7 +12,7 @@ class Progress {
   void start_cell(int k, const std::string& label);  // k is 1-based
   void iteration(const std::string& what);           // "kernbench -j4 iteration 2"
   void tick();                                       // redraws the live line (throttled)
-  void end_cell(bool ok, const std::string& detail);
+  void end_cell(const std::string& state, const std::string& detail);  // state: ok, FAILED, interrupted
   void message(const std::string& text);             // a log line that does not break the live line
 
  private:

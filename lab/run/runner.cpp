@@ -221,7 +221,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     if (outcome.interrupted) {
       writer->reset_cell(cell.id);
       writer->update_manifest({{"interrupted", utc_now()}});
-      progress.end_cell(false, "interrupted: finish the run with --resume");
+      progress.end_cell("interrupted", "finish the run with --resume");
       summary.interrupted = true;
       break;
     }
@@ -238,7 +238,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     (outcome.ok ? summary.ok : summary.failed)++;
     std::string detail = outcome.ok ? fmt::format("agent ready after {:.1f} s", outcome.ready_s.empty() ? -1.0 : outcome.ready_s[0])
                                     : outcome.error;
-    progress.end_cell(outcome.ok, detail);
+    progress.end_cell(outcome.ok ? "ok" : "FAILED", detail);
     if (!outcome.ok && !outcome.console_tail.empty())
       fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
   }

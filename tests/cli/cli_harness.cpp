@@ -1,0 +1,120 @@
+#include "cli_harness.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "util/files.hpp"
+#include "util/process.hpp"
+
+namespace smtlab::test {
+
+std::string smtlab_binary() { return std::string(SMTLAB_BINARY_DIR) + "/bin/smtlab"; }
+std::string test_recipe(const std::string& name) { return std::string(SMTLAB_SOURCE_DIR) + "/tests/cli/recipes/" + name; }
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("smtlab-cli-test-" + std::to_string(getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+Finished run_smtlab(const std::vector<std::string>& args, std::chrono::seconds timeout) {
+  std::vector<std::string> argv = {smtlab_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessOptions o;
+  o.timeout = timeout;
+  auto r = run_process(argv, o);
+  Finished f;
+  f.status = r.signal ? 128 + r.signal : r.exit_code;
+  f.out = r.out;
+  f.err = r.err;
+  return f;
+}
+
+Background::Background(const std::vector<std::string>& args) {
+  err_file_ = std::filesystem::temp_directory_path() /
+              ("smtlab-cli-bg-" + std::to_string(getpid()) + "-" + std::to_string(rand()) + ".err");
+  std::vector<std::string> argv = {smtlab_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = ::open(err_file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    int null = ::open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    std::vector<char*> a;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    execv(a[0], a.data());
+    _exit(127);
+  }
+}
+
+Background::~Background() {
+  if (pid_ > 0 && status_ == -2) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  std::filesystem::remove(err_file_);
+}
+
+std::string Background::err() const {
+  std::ifstream in(err_file_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool Background::wait_for_err(const std::string& text, std::chrono::seconds timeout) const {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (err().find(text) != std::string::npos) return true;
+    int st = 0;
+    if (waitpid(pid_, &st, WNOHANG) == pid_) return err().find(text) != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
+int Background::wait(std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int st = 0;
+    pid_t r = waitpid(pid_, &st, WNOHANG);
+    if (r == pid_) {
+      status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      return status_;
+    }
+    if (r < 0) return status_ = -3;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return -1;
+}
+
+std::vector<int> qemu_processes(const std::string& needle) {
+  std::vector<int> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), {});
+    std::ifstream st(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(st)), {});
+    auto close = stat.rfind(')');
+    if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z') continue;  // zombie
+    if (cmd.rfind("qemu-system", 0) == std::string::npos && cmd.find("/qemu-system") == std::string::npos) continue;
+    if (cmd.find(needle) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+nlohmann::json read_json(const std::filesystem::path& file) { return nlohmann::json::parse(read_file(file)); }
+
+}  // namespace smtlab::test

@@ -1,0 +1,44 @@
+#pragma once
+// Running the smtlab binary from tests: to completion, or in the background with its stderr in a
+// file, so a test can wait for a line and then signal it.
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace smtlab::test {
+
+std::string smtlab_binary();
+std::string test_recipe(const std::string& name);  // tests/cli/recipes/<name>
+std::filesystem::path fresh_dir(const std::string& name);  // empty temp dir, unique per process
+
+struct Finished {
+  int status = -1;  // exit status, or 128 + signal
+  std::string out, err;
+};
+Finished run_smtlab(const std::vector<std::string>& args, std::chrono::seconds timeout = std::chrono::seconds(1500));
+
+class Background {
+ public:
+  explicit Background(const std::vector<std::string>& args);
+  ~Background();  // kills it if still running
+  pid_t pid() const { return pid_; }
+  std::string err() const;  // what it wrote to stderr so far
+  bool wait_for_err(const std::string& text, std::chrono::seconds timeout) const;
+  int wait(std::chrono::seconds timeout);  // exit status (128 + signal); -1 on timeout
+
+ private:
+  pid_t pid_ = -1;
+  std::filesystem::path err_file_;
+  int status_ = -2;
+};
+
+// PIDs of qemu-system processes whose command line contains `needle`.
+std::vector<int> qemu_processes(const std::string& needle);
+nlohmann::json read_json(const std::filesystem::path& file);
+
+}  // namespace smtlab::test

@@ -1,0 +1,169 @@
+// End to end through the smtlab command: real Debian kernels booted through libvirt's embedded
+// driver (TCG here), the topology the guests report, teardown on signals and kills, failed
+// cells, --resume, and shards merged.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "cli_harness.hpp"
+#include "util/files.hpp"
+
+using namespace smtlab::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::set<std::string> cell_ids(const std::filesystem::path& dir) {
+  std::set<std::string> ids;
+  for (const auto& c : read_json(dir / "manifest.json")["cells"]) ids.insert(c["id"].get<std::string>());
+  return ids;
+}
+
+std::set<std::string> statuses(const std::filesystem::path& dir) {
+  std::set<std::string> out;
+  for (const auto& c : read_json(dir / "manifest.json")["cells"]) out.insert(c["status"].get<std::string>());
+  return out;
+}
+
+// The row labels of the comparison ("Amean     msgs/s", ...), numbers left out.
+std::vector<std::string> row_labels(const std::string& table) {
+  std::vector<std::string> rows;
+  std::regex row(R"(^((Amean|Hmean|Stddev|Min|Max|CoeffVar|BAmean-95)\s+\S+))");
+  std::istringstream in(table);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, row)) rows.push_back(m[1]);
+  }
+  return rows;
+}
+
+std::string tiny() { return test_recipe("tiny.yaml"); }
+
+}  // namespace
+
+TEST_CASE("boot: the Debian 6.12 guest runs a command and sees 2 sibling pairs with SMT active") {
+  auto r = run_smtlab({"boot", tiny(), "--cell", "variant=eevdf", "--cell", "topology=smt", "--", "uname", "-r"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(std::regex_search(r.out, std::regex(R"(^6\.12\.\d+\S*-cloud-amd64\n$)")));
+  CHECK(r.err.find("4 CPUs online, sibling groups [ 0-1  2-3 ], SMT active") != std::string::npos);
+}
+
+TEST_CASE("boot: the Debian 6.1 guest runs a command and sees 2 sibling pairs with SMT active") {
+  auto r = run_smtlab({"boot", tiny(), "--cell", "variant=cfs", "--", "uname", "-r"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(std::regex_search(r.out, std::regex(R"(^6\.1\.0-\d+-cloud-amd64\n$)")));
+  CHECK(r.err.find("4 CPUs online, sibling groups [ 0-1  2-3 ], SMT active") != std::string::npos);
+}
+
+TEST_CASE("boot: an smt-off topology shows no siblings and SMT inactive") {
+  auto r = run_smtlab({"boot", tiny(), "--cell", "topology=nosmt", "--", "cat", "/sys/devices/system/cpu/online"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out == "0-1\n");
+  CHECK(r.err.find("2 CPUs online, sibling groups [ 0  1 ], SMT inactive") != std::string::npos);
+}
+
+TEST_CASE("boot: two guests of 4 vCPUs each share the 2 host CPUs and run a command at the same time") {
+  auto r = run_smtlab({"boot", tiny(), "--cell", "topology=overcommit", "--", "sh", "-c", "nproc; sleep 3"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("[vm0] 4\n") != std::string::npos);
+  CHECK(r.out.find("[vm1] 4\n") != std::string::npos);
+  CHECK(qemu_processes("smtlab-56c35f284691").empty());
+}
+
+TEST_CASE("kill -9 of smtlab while a guest runs leaves no QEMU process 5 seconds later") {
+  Background bg({"boot", tiny(), "--cell", "variant=eevdf", "--cell", "topology=smt", "--", "sleep", "600"});
+  REQUIRE(bg.wait_for_err("agent ready", 300s));
+  REQUIRE_FALSE(qemu_processes("smtlab-7922b7e0fa0f").empty());
+  kill(bg.pid(), SIGKILL);
+  CHECK(bg.wait(10s) == 128 + SIGKILL);
+  std::this_thread::sleep_for(5s);
+  CHECK(qemu_processes("smtlab-7922b7e0fa0f").empty());
+}
+
+TEST_CASE("SIGINT tears the guests down and exits with status 130") {
+  Background bg({"boot", tiny(), "--cell", "variant=eevdf", "--cell", "topology=smt", "--", "sleep", "600"});
+  REQUIRE(bg.wait_for_err("agent ready", 300s));
+  kill(bg.pid(), SIGINT);
+  int status = bg.wait(60s);
+  INFO(bg.err());
+  CHECK(status == 130);
+  CHECK(bg.err().find("interrupted") != std::string::npos);
+  CHECK(qemu_processes("smtlab-7922b7e0fa0f").empty());
+}
+
+TEST_CASE("a kernel that panics is a failed cell with the panic line; the run goes on and exits 4") {
+  auto dir = fresh_dir("panic");
+  auto r = run_smtlab({"run", test_recipe("panic.yaml"), "-o", (dir / "run").string()});
+  INFO(r.err);
+  CHECK(r.status == 4);
+  auto cell = read_json(dir / "run" / "manifest.json")["cells"][0];
+  CHECK(cell["status"] == "failed");
+  CHECK(cell["error"].get<std::string>().find("Kernel panic - not syncing") != std::string::npos);
+  CHECK(cell["console_tail"].get<std::string>().find("Kernel panic") != std::string::npos);
+  CHECK(qemu_processes("smtlab-a227fe4fbc08").empty());
+}
+
+TEST_CASE("an interrupted run finished with --resume has the same cells, finished ones not redone") {
+  auto dir = fresh_dir("resume") / "run";
+  Background bg({"run", tiny(), "--cells", "topology=smt", "-o", dir.string()});
+  // Interrupt once the first cell is finished (the second is then booting or running).
+  REQUIRE(bg.wait_for_err("cell 1/2", 60s));
+  REQUIRE(bg.wait_for_err(": ok in", 600s));
+  kill(bg.pid(), SIGINT);
+  REQUIRE(bg.wait(120s) == 130);
+  auto manifest = read_json(dir / "manifest.json");
+  REQUIRE(manifest["cells"][0]["status"] == "ok");
+  CHECK(manifest["cells"][1]["status"] == "pending");
+  auto first = manifest["cells"][0]["id"].get<std::string>();
+  auto samples_before = smtlab::read_file(dir / "cells" / first / "samples.jsonl");
+  CHECK_FALSE(samples_before.empty());
+
+  auto r = run_smtlab({"run", tiny(), "--cells", "topology=smt", "-o", dir.string(), "--resume"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(statuses(dir) == std::set<std::string>{"ok"});
+  CHECK(smtlab::read_file(dir / "cells" / first / "samples.jsonl") == samples_before);
+  auto plan = run_smtlab({"plan", tiny(), "--cells", "topology=smt", "--json"});
+  std::set<std::string> planned;
+  for (const auto& c : nlohmann::json::parse(plan.out)["cells"]) planned.insert(c["id"].get<std::string>());
+  CHECK(cell_ids(dir) == planned);
+  CHECK(r.out.find("Hmean     msgs/s") != std::string::npos);
+}
+
+TEST_CASE("shards 1/2 and 2/2, merged, give the cells and comparison rows of one unsharded run") {
+  auto dir = fresh_dir("shards");
+  std::vector<std::string> cells = {"--cells", "topology=smt"};
+  auto run = [&](const std::string& out, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"run", tiny(), "-o", (dir / out).string(), "--no-compare"};
+    args.insert(args.end(), cells.begin(), cells.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_smtlab(args);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+  };
+  run("whole", {});
+  run("shard1", {"--shard", "1/2"});
+  run("shard2", {"--shard", "2/2"});
+  CHECK(cell_ids(dir / "shard1").size() == 1);
+  auto merged = run_smtlab({"merge", (dir / "shard1").string(), (dir / "shard2").string(), "-o", (dir / "merged").string()});
+  INFO(merged.err);
+  REQUIRE(merged.status == 0);
+  CHECK(cell_ids(dir / "merged") == cell_ids(dir / "whole"));
+  CHECK(statuses(dir / "merged") == std::set<std::string>{"ok"});
+  auto a = run_smtlab({"compare", (dir / "whole").string()});
+  auto b = run_smtlab({"compare", (dir / "merged").string()});
+  REQUIRE(a.status == 0);
+  REQUIRE(b.status == 0);
+  CHECK_FALSE(row_labels(a.out).empty());
+  CHECK(row_labels(a.out) == row_labels(b.out));
+}
