@@ -14,7 +14,9 @@ void add_boot_command(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("boot", "Boot one cell's guest(s), run a command in each, stream its output, tear down");
   cmd->add_option("recipe", opt->recipe, "Recipe file (YAML)")->required();
-  cmd->add_option("--cell", opt->boot.cell, "Cell id (prefix) from `smtlab plan`, or filters variant=X topology=Y (repeat)")->required();
+  cmd->add_option("--cell", opt->boot.cell, "Cell id (prefix) from `smtlab plan`, or filters variant=X topology=Y (repeat)")
+      ->required()
+      ->allow_extra_args(false);
   cmd->add_option("--connect", opt->boot.connect, "libvirt URI (default: the embedded QEMU driver)");
   cmd->add_flag("--keep", opt->boot.keep, "Keep the console logs and result streams");
   cmd->add_option("command", opt->boot.argv, "Command to run in the guest (after --); default: uname -r");

@@ -22,7 +22,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--json", opt->json, "Print the plan as JSON");
   cmd->add_option("--matrix", opt->matrix, "Print a CI fan-out matrix instead (github)")->check(CLI::IsMember({"github"}));
   cmd->add_option("--shards", opt->shards, "With --matrix: how many shards")->capture_default_str()->check(CLI::Range(1, 1000));
-  cmd->add_option("--cells", opt->cells, "Only cells matching: an id prefix, variant=X, topology=Y or benchmark=Z");
+  cmd->add_option("--cells", opt->cells, "Only cells matching: an id prefix, variant=X, topology=Y or benchmark=Z (repeat)")
+      ->allow_extra_args(false);
   cmd->add_option("--iterations", opt->iterations, "Override every benchmark's iterations")->check(CLI::Range(1, 1000));
   cmd->callback([opt] {
     auto recipe = recipe::load_recipe(opt->recipe);

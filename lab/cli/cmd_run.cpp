@@ -37,7 +37,8 @@ void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a recipe's cells into a results directory, then print the comparison");
   cmd->add_option("recipe", opt->recipe, "Recipe file (YAML)")->required();
   cmd->add_option("-o,--output", opt->output, "Results directory (default: results/<recipe>-<UTC time>)");
-  cmd->add_option("--cells", opt->cells, "Only cells matching: an id prefix, variant=X, topology=Y or benchmark=Z");
+  cmd->add_option("--cells", opt->cells, "Only cells matching: an id prefix, variant=X, topology=Y or benchmark=Z (repeat)")
+      ->allow_extra_args(false);
   cmd->add_option("--iterations", opt->iterations, "Override every benchmark's iterations")->check(CLI::Range(1, 1000));
   cmd->add_flag("--resume", opt->resume, "Finish an interrupted run in -o DIR without redoing finished cells");
   cmd->add_option("--connect", opt->connect, "libvirt URI (default: the embedded QEMU driver, no daemon)");
