@@ -10,7 +10,7 @@
 using namespace smtlab::bench;
 namespace fs = std::filesystem;
 
-TEST_CASE("a sysctl is written, read back and reported; a missing one names the kernel") {
+TEST_CASE("a sysctl is written, read back and reported, and a missing one names the kernel") {
   auto root = fs::temp_directory_path() / ("smtlab-sys-" + std::to_string(getpid()));
   fs::create_directories(root / "kernel");
   std::ofstream(root / "kernel" / "sched_autogroup_enabled") << "1\n";

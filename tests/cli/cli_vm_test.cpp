@@ -101,7 +101,7 @@ TEST_CASE("SIGINT tears the guests down and exits with status 130") {
   CHECK(qemu_processes("smtlab-7922b7e0fa0f").empty());
 }
 
-TEST_CASE("a kernel that panics is a failed cell with the panic line; the run goes on and exits 4") {
+TEST_CASE("a kernel that panics is a failed cell with the panic line, and the run exits 4") {
   auto dir = fresh_dir("panic");
   auto r = run_smtlab({"run", test_recipe("panic.yaml"), "-o", (dir / "run").string()});
   INFO(r.err);

@@ -175,7 +175,7 @@ TEST_CASE("grouping by topology, optional rows, several runs and corrupt lines")
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("hackbench rows are time-G in group order; unknown kinds show every metric") {
+TEST_CASE("hackbench rows are time-G in group order, and unknown kinds show every metric") {
   std::vector<fixtures::CellSpec> specs(2);
   specs[0].variant = "a";
   specs[1].variant = "b";
