@@ -20,13 +20,15 @@ namespace {
 
 std::set<std::string> cell_ids(const std::filesystem::path& dir) {
   std::set<std::string> ids;
-  for (const auto& c : read_json(dir / "manifest.json")["cells"]) ids.insert(c["id"].get<std::string>());
+  auto manifest = read_json(dir / "manifest.json");  // kept alive: the loop iterates into it
+  for (const auto& c : manifest["cells"]) ids.insert(c["id"].get<std::string>());
   return ids;
 }
 
 std::set<std::string> statuses(const std::filesystem::path& dir) {
   std::set<std::string> out;
-  for (const auto& c : read_json(dir / "manifest.json")["cells"]) out.insert(c["status"].get<std::string>());
+  auto manifest = read_json(dir / "manifest.json");
+  for (const auto& c : manifest["cells"]) out.insert(c["status"].get<std::string>());
   return out;
 }
 
@@ -135,7 +137,8 @@ TEST_CASE("an interrupted run finished with --resume has the same cells, finishe
   CHECK(smtlab::read_file(dir / "cells" / first / "samples.jsonl") == samples_before);
   auto plan = run_smtlab({"plan", tiny(), "--cells", "topology=smt", "--json"});
   std::set<std::string> planned;
-  for (const auto& c : nlohmann::json::parse(plan.out)["cells"]) planned.insert(c["id"].get<std::string>());
+  auto plan_json = nlohmann::json::parse(plan.out);
+  for (const auto& c : plan_json["cells"]) planned.insert(c["id"].get<std::string>());
   CHECK(cell_ids(dir) == planned);
   CHECK(r.out.find("Hmean     msgs/s") != std::string::npos);
 }
