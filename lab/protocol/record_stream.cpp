@@ -10,6 +10,8 @@ namespace {
 
 constexpr size_t kMaxGaps = 100000;
 constexpr int kMaxDepth = 32;
+// Sequence numbers count records; anything this large is hostile (and seq + 1 must not wrap).
+constexpr uint64_t kMaxSeq = uint64_t(1) << 53;
 
 std::string preview(std::string_view s) {
   std::string out;
@@ -244,7 +246,7 @@ void RecordStream::take_line(std::string_view line, Parsed& out) {
   }
   auto seq_it = j.find("seq");
   auto type_it = j.find("type");
-  if (seq_it == j.end() || !seq_it->is_number_unsigned()) {
+  if (seq_it == j.end() || !seq_it->is_number_unsigned() || seq_it->get<uint64_t>() >= kMaxSeq) {
     out.problems.push_back({Problem::Kind::garbage, n, "no non-negative integer \"seq\": " + preview(line)});
     return;
   }

@@ -102,6 +102,14 @@ TEST_CASE("missing, duplicate and out-of-order seqs are reported") {
     if (p.kind == Problem::Kind::missing) CHECK_THAT(p.what, Catch::Contains("3-4"));
 }
 
+TEST_CASE("a huge seq cannot wrap the expected seq around to let a duplicate through") {
+  std::string text = sample(0, 1) + "{\"seq\":18446744073709551615,\"type\":\"event\",\"name\":\"x\"}\n" + sample(0, 2);
+  All all = parse_all(text, 7);
+  CHECK(all.records.size() == 1);
+  CHECK(all.count(Problem::Kind::garbage) == 1);
+  CHECK(all.count(Problem::Kind::duplicate) == 1);
+}
+
 TEST_CASE("interleaved writers (two records mixed mid-line) are reported, the rest kept") {
   std::string a = sample(0, 1), b = sample(1, 2), c = sample(2, 3);
   std::string mixed = a.substr(0, 20) + b + a.substr(20);  // b lands inside a
