@@ -28,6 +28,8 @@ machine_line() {
 # snapshot_smtlab DIR: copy smtlab and smtlab-guest (which must sit next to it) into DIR/bin and
 # point SMTLAB there, so a rebuild of build/ during a measurement cannot swap binaries under it.
 snapshot_smtlab() {
+  local w
+  for w in $(seq 12); do [[ -x $SMTLAB ]] && break; sleep 10; done   # being relinked
   need_smtlab
   local d=$1/bin src
   src=$(dirname "$SMTLAB")
