@@ -28,13 +28,13 @@ machine_line() {
 # snapshot_smtlab DIR: copy smtlab and smtlab-guest (which must sit next to it) into DIR/bin and
 # point SMTLAB there, so a rebuild of build/ during a measurement cannot swap binaries under it.
 snapshot_smtlab() {
-  local w
-  for w in $(seq 12); do [[ -x $SMTLAB ]] && break; sleep 10; done   # being relinked
+  local _
+  for _ in $(seq 12); do [[ -x $SMTLAB ]] && break; sleep 10; done   # being relinked
   need_smtlab
   local d=$1/bin src
   src=$(dirname "$SMTLAB")
   mkdir -p "$d"
-  for i in 1 2 3 4 5; do
+  for _ in 1 2 3 4 5; do
     cp "$SMTLAB" "$d/smtlab" && cp "$src/smtlab-guest" "$d/smtlab-guest" && "$d/smtlab" --help >/dev/null 2>&1 && break
     sleep 10   # being relinked: try again
   done
