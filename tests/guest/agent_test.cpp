@@ -259,8 +259,11 @@ TEST_CASE("as PID 1 (in PID and network namespaces) the agent brings up lo, runs
     WARN("needs root and unshare: skipped");
     return;
   }
-  // Job and records live outside /tmp: the agent mounts its own tmpfs there.
-  auto dir = fs::path(SMTLAB_BINARY_DIR) / ("pid1-test-" + std::to_string(getpid()));
+  // Job and records live outside /tmp: the agent mounts its own tmpfs there (and a checkout, so
+  // its build directory, may itself be under /tmp).
+  fs::path base = SMTLAB_BINARY_DIR;
+  if (base.string().rfind("/tmp/", 0) == 0) base = "/var/tmp";
+  auto dir = base / ("smtlab-pid1-test-" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "job.json") << json({{"schema", 1},
                                             {"kind", "chat"},
