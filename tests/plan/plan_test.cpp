@@ -268,7 +268,7 @@ TEST_CASE("the plan table is aligned, one row per cell, and deterministic") {
   CHECK(lines[0].rfind("id            variant  kernel       topology    shape    vms  vcpus/host   benchmark  params", 0) == 0);
   CHECK(lines[5] == p.cells[4].id +
                         "  eevdf    debian-6.12  overcommit  1x1x2x2  2    8/2 (4.00x)  kernbench  jobs=2,4 warmup "
-                        "synthetic:8 target=all         2");
+                        "synthetic:4 target=all         2");
   // host_cpus "all" uses the host count given; an explicit host_cpus set wins.
   CHECK(format_plan_table(p, 16).find("4/16 (0.25x)") != std::string::npos);
   CHECK(format_plan_table(p, 16).find("8/2 (4.00x)") != std::string::npos);
