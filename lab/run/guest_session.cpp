@@ -274,10 +274,13 @@ SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& confi
     outcome.notes.push_back(std::string("teardown: ") + e.what());
   }
   for (int k = 0; k < vms; ++k) pump(k, true);
-  // A panic may have been printed after the last check.
-  for (int k = 0; k < vms && outcome.error.empty(); ++k) {
+  // A panic may have been printed after the last check; warnings and stalls (a guest starved by
+  // a loaded host) do not fail the cell but are noted with it: its measurements were disturbed.
+  for (int k = 0; k < vms; ++k) {
     auto findings = vm::scan_console(vm::read_console(specs[k].console_log));
-    if (vm::is_fatal(findings)) fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
+    if (outcome.error.empty() && vm::is_fatal(findings))
+      fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
+    for (const auto& d : vm::disturbances(findings)) outcome.disturbances.push_back("VM " + std::to_string(k) + ": " + d);
   }
   for (int k = 0; k < vms && outcome.error.empty(); ++k) {
     const auto& st = state[k];

@@ -48,6 +48,9 @@ struct SessionOutcome {
   double wall_s = 0;   // first domain start to the last teardown
   double bench_s = 0;  // first measured (or warm-up) iteration to the benchmark's "end"
   std::vector<std::string> notes;  // pinning decisions and the like
+  // Kernel warnings and stalls on the consoles ("VM 0: kernel stall: <line>"): the cell still
+  // counts, but its measurements were disturbed (e.g. the host starved the guest's vCPUs).
+  std::vector<std::string> disturbances;
 };
 
 SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer);

@@ -236,6 +236,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                             {"ready_s", outcome.ready_s},
                             {"guest_topology", outcome.guest_topology},
                             {"notes", outcome.notes},
+                            {"disturbances", outcome.disturbances},
                             {"error", outcome.error}};
     if (!outcome.ok) extra["console_tail"] = outcome.console_tail;
     writer->set_cell_status(cell.id, outcome.ok ? "ok" : "failed", extra);
@@ -243,6 +244,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     std::string detail = outcome.ok ? fmt::format("agent ready after {:.1f} s", outcome.ready_s.empty() ? -1.0 : outcome.ready_s[0])
                                     : outcome.error;
     progress.end_cell(outcome.ok ? "ok" : "FAILED", detail);
+    for (const auto& d : outcome.disturbances) fmt::print(stderr, "  disturbed: {}\n", d);
     if (!outcome.ok && !outcome.console_tail.empty())
       fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
   }

@@ -29,6 +29,7 @@ std::string to_string(ConsoleProblem kind) {
     case ConsoleProblem::oops: return "kernel oops";
     case ConsoleProblem::bug: return "kernel BUG";
     case ConsoleProblem::warning: return "kernel warning";
+    case ConsoleProblem::stall: return "kernel stall";
     case ConsoleProblem::init_error: return "smtlab-init error";
   }
   return "?";
@@ -48,6 +49,9 @@ std::vector<ConsoleFinding> scan_console(std::string_view text) {
       kind = ConsoleProblem::panic;
     else if (contains(line, "Oops:") || contains(line, "general protection fault"))
       kind = ConsoleProblem::oops;
+    else if (contains(line, "BUG: soft lockup") || contains(line, "BUG: workqueue lockup") ||
+             (contains(line, "rcu: INFO:") && contains(line, "detected stall")))
+      kind = ConsoleProblem::stall;
     else if (contains(line, "BUG:") || contains(line, "kernel BUG at"))
       kind = ConsoleProblem::bug;
     else if (contains(line, "WARNING: CPU:"))
@@ -59,10 +63,21 @@ std::vector<ConsoleFinding> scan_console(std::string_view text) {
   return out;
 }
 
+namespace {
+bool fatal(ConsoleProblem kind) { return kind != ConsoleProblem::warning && kind != ConsoleProblem::stall; }
+}  // namespace
+
 bool is_fatal(const std::vector<ConsoleFinding>& findings) {
   for (const auto& f : findings)
-    if (f.kind != ConsoleProblem::warning) return true;
+    if (fatal(f.kind)) return true;
   return false;
+}
+
+std::vector<std::string> disturbances(const std::vector<ConsoleFinding>& findings, size_t max) {
+  std::vector<std::string> out;
+  for (const auto& f : findings)
+    if (!fatal(f.kind) && out.size() < max) out.push_back(to_string(f.kind) + ": " + f.line);
+  return out;
 }
 
 std::string first_problem(const std::vector<ConsoleFinding>& findings) {
@@ -70,7 +85,7 @@ std::string first_problem(const std::vector<ConsoleFinding>& findings) {
   for (const auto& f : findings)
     if (f.kind == ConsoleProblem::panic) return to_string(f.kind) + ": " + f.line;
   for (const auto& f : findings)
-    if (f.kind != ConsoleProblem::warning) return to_string(f.kind) + ": " + f.line;
+    if (fatal(f.kind)) return to_string(f.kind) + ": " + f.line;
   return {};
 }
 

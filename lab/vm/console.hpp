@@ -8,7 +8,7 @@
 
 namespace smtlab::vm {
 
-enum class ConsoleProblem { panic, oops, bug, warning, init_error };
+enum class ConsoleProblem { panic, oops, bug, warning, stall, init_error };
 std::string to_string(ConsoleProblem kind);  // "panic", "oops", ...
 
 struct ConsoleFinding {
@@ -19,11 +19,17 @@ struct ConsoleFinding {
 
 // Every problem line, in order. panic: "Kernel panic - not syncing" / "---[ end Kernel panic";
 // oops: "Oops:" / "general protection fault"; bug: "BUG:" / "kernel BUG at"; warning:
-// "WARNING: CPU:" (kernel WARN); init_error: "smtlab-init: error:".
+// "WARNING: CPU:" (kernel WARN); stall: "BUG: soft lockup", "BUG: workqueue lockup" and RCU
+// "detected stall" lines, which a guest prints when the host did not run its vCPUs for many
+// seconds (TCG on a loaded host, overcommit): the kernel goes on, the measurement was disturbed;
+// init_error: "smtlab-init: error:".
 std::vector<ConsoleFinding> scan_console(std::string_view text);
 
-// True when a finding means the guest cannot be trusted (everything but `warning`).
+// True when a finding means the guest cannot be trusted (everything but `warning` and `stall`).
 bool is_fatal(const std::vector<ConsoleFinding>& findings);
+
+// The warnings and stalls, one note each ("kernel stall: <line>"), at most `max` of them.
+std::vector<std::string> disturbances(const std::vector<ConsoleFinding>& findings, size_t max = 5);
 
 // The first fatal finding, as "kernel panic: <line>" (or "" when there is none).
 std::string first_problem(const std::vector<ConsoleFinding>& findings);

@@ -117,4 +117,29 @@ std::vector<int> qemu_processes(const std::string& needle) {
 
 nlohmann::json read_json(const std::filesystem::path& file) { return nlohmann::json::parse(read_file(file)); }
 
+std::string run_failure_summary(const std::filesystem::path& results_dir, const std::string& err) {
+  std::ostringstream o;
+  try {
+    auto manifest = read_json(results_dir / "manifest.json");
+    for (const auto& c : manifest.value("cells", nlohmann::json::array())) {
+      auto status = c.value("status", std::string("?"));
+      if (status == "ok") continue;
+      auto id = c.value("id", std::string("?"));
+      o << "cell " << id << ": " << status << ": " << c.value("error", std::string()) << "\n";
+      std::istringstream console(c.value("console_tail", std::string()));
+      std::vector<std::string> lines;
+      for (std::string line; std::getline(console, line);) {
+        lines.push_back(line);
+        if (lines.size() > 12) lines.erase(lines.begin());
+      }
+      for (const auto& l : lines) o << "  | " << l << "\n";
+    }
+  } catch (const std::exception& e) {
+    o << "(no readable manifest: " << e.what() << ")\n";
+  }
+  constexpr std::size_t tail = 3000;
+  o << "stderr tail:\n" << (err.size() > tail ? "..." + err.substr(err.size() - tail) : err);
+  return o.str();
+}
+
 }  // namespace smtlab::test

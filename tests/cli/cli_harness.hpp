@@ -41,4 +41,8 @@ class Background {
 std::vector<int> qemu_processes(const std::string& needle);
 nlohmann::json read_json(const std::filesystem::path& file);
 
+// What a failed run's reader needs first, in a few lines: each cell of the results directory that
+// is not ok with its error and the last console lines, then the tail of smtlab's stderr.
+std::string run_failure_summary(const std::filesystem::path& results_dir, const std::string& err);
+
 }  // namespace smtlab::test

@@ -323,6 +323,25 @@ TEST_CASE("console scanning finds panics, oopses, BUGs and init errors with thei
   CHECK(scan_console("").empty());
 }
 
+TEST_CASE("soft lockups and RCU stalls of a starved guest are noted, not fatal; other BUGs are", "[console]") {
+  auto f = scan_console(
+      "[   40.1] watchdog: BUG: soft lockup - CPU#1 stuck for 23s! [make:812]\n"
+      "[   41.0] rcu: INFO: rcu_preempt self-detected stall on CPU\n"
+      "[   42.0] BUG: workqueue lockup - pool cpus=0 node=0 flags=0x0 nice=0 stuck for 31s!\n"
+      "[   43.0] WARNING: CPU: 0 PID: 1 at kernel/foo.c:12 bar+0x1\n");
+  REQUIRE(f.size() == 4);
+  CHECK(f[0].kind == ConsoleProblem::stall);
+  CHECK(f[1].kind == ConsoleProblem::stall);
+  CHECK(f[2].kind == ConsoleProblem::stall);
+  CHECK_FALSE(is_fatal(f));
+  auto notes = disturbances(f);
+  REQUIRE(notes.size() == 4);
+  CHECK(notes[0] == "kernel stall: [   40.1] watchdog: BUG: soft lockup - CPU#1 stuck for 23s! [make:812]");
+  CHECK(notes[3].rfind("kernel warning: ", 0) == 0);
+  CHECK(disturbances(f, 2).size() == 2);
+  CHECK(is_fatal(scan_console("[ 1.0] BUG: unable to handle page fault for address: 0\n")));
+}
+
 TEST_CASE("console lines from the guest are sanitized and bounded", "[console]") {
   std::string evil = "Kernel panic - not syncing: \x1b[31mred\x07" + std::string(2000, 'x') + "\n";
   auto f = scan_console(evil);
