@@ -1,9 +1,13 @@
 #include "image/initramfs.hpp"
 
+#include <sys/random.h>
+
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -20,6 +24,18 @@ namespace fs = std::filesystem;
 
 namespace smtlab::image {
 namespace {
+
+std::string random_seed() {
+  std::string seed(32, '\0');
+  std::size_t got = 0;
+  while (got < seed.size()) {
+    ssize_t n = getrandom(seed.data() + got, seed.size() - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(std::string("getrandom failed: ") + std::strerror(errno));
+    got += static_cast<std::size_t>(n);
+  }
+  return seed;
+}
 
 // The boot path's needs: module name -> the config option that builds it in.
 const std::vector<std::pair<std::string, std::string>> kNeeded = {
@@ -216,6 +232,9 @@ mkdir -p /newroot/run/smtlab || fail "cannot create /run/smtlab"
 cp /sbin/smtlab-guest /newroot/run/smtlab/smtlab-guest || fail "cannot copy the agent"
 [ -f /job.json ] || fail "no /job.json in the initramfs"
 cp /job.json /newroot/run/smtlab/job.json || fail "cannot copy /job.json"
+if [ -f /random-seed ]; then
+  cp /random-seed /newroot/run/smtlab/random-seed || fail "cannot copy /random-seed"
+fi
 for fs in dev proc sys; do
   if [ -d "/newroot/$fs" ]; then
     mount -o move "/$fs" "/newroot/$fs" || umount "/$fs"
@@ -285,6 +304,7 @@ Initramfs prepare_initramfs(const kernel::KernelArtifact& k, const fs::path& age
 void write_initrd_with_job(const fs::path& base, const std::string& job_json, const fs::path& out) {
   CpioWriter w;
   w.add_file("job.json", job_json, 0644);
+  w.add_file("random-seed", random_seed(), 0600);
   const fs::path tmp = out.string() + ".tmp";
   {
     std::ofstream o(tmp, std::ios::binary | std::ios::trunc);

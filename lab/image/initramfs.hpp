@@ -27,8 +27,11 @@ struct Initramfs {
 Initramfs prepare_initramfs(const kernel::KernelArtifact& kernel, const std::filesystem::path& agent_binary,
                             cache::Cache& cache, const std::filesystem::path& busybox = "/bin/busybox");
 
-// Writes `out` = the base initramfs bytes followed by a newc cpio holding only /job.json
-// (Linux unpacks concatenated archives in order). Written through a temporary file + rename.
+// Writes `out` = the base initramfs bytes followed by a newc cpio holding /job.json and
+// /random-seed (32 bytes from the host's getrandom(), which the agent credits to the guest's RNG:
+// a small guest has no entropy source, and until its RNG is ready the kernel cannot hash pointers,
+// so e.g. PR_SCHED_CORE_GET reports every cookie as 0). Linux unpacks concatenated archives in
+// order. Written through a temporary file + rename.
 void write_initrd_with_job(const std::filesystem::path& base, const std::string& job_json,
                            const std::filesystem::path& out);
 

@@ -52,7 +52,7 @@ TEST_CASE("the cpio writer's archives are listed and extracted by GNU cpio") {
   fs::remove_all(d);
 }
 
-TEST_CASE("the per-VM initrd is the base followed by a cpio holding /job.json") {
+TEST_CASE("the per-VM initrd is the base followed by a cpio holding /job.json and a fresh random seed") {
   const auto d = fresh("job");
   CpioWriter w;
   w.add_file("init", "base init", 0755);
@@ -65,11 +65,21 @@ TEST_CASE("the per-VM initrd is the base followed by a cpio holding /job.json") 
   CHECK(all.compare(0, base.size(), base) == 0);
   smtlab::ProcessOptions opt;
   opt.stdin_data = all.substr(base.size());
-  CHECK(smtlab::run_checked({"cpio", "-t", "--quiet"}, opt).out == "job.json\n");
+  CHECK(smtlab::run_checked({"cpio", "-t", "--quiet"}, opt).out == "job.json\nrandom-seed\n");
   fs::create_directories(d / "x");
   opt.cwd = d / "x";
   smtlab::run_checked({"cpio", "-i", "--quiet"}, opt);
   CHECK(smtlab::read_file(d / "x/job.json") == job);
+  const std::string seed = smtlab::read_file(d / "x/random-seed");
+  CHECK(seed.size() == 32);
+  CHECK((fs::status(d / "x/random-seed").permissions() & fs::perms::others_read) == fs::perms::none);
   CHECK_FALSE(fs::exists(d / "vm0.initrd.tmp"));
+  // Every initrd gets its own seed.
+  smtlab::image::write_initrd_with_job(d / "base.cpio", job, d / "vm1.initrd");
+  opt.stdin_data = smtlab::read_file(d / "vm1.initrd").substr(base.size());
+  fs::create_directories(d / "y");
+  opt.cwd = d / "y";
+  smtlab::run_checked({"cpio", "-i", "--quiet"}, opt);
+  CHECK(smtlab::read_file(d / "y/random-seed") != seed);
   fs::remove_all(d);
 }
