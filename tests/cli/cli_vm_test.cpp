@@ -170,3 +170,35 @@ TEST_CASE("shards 1/2 and 2/2, merged, give the cells and comparison rows of one
   CHECK_FALSE(row_labels(a.out).empty());
   CHECK(row_labels(a.out) == row_labels(b.out));
 }
+
+TEST_CASE("reproduce re-runs a results directory's cells with its pinned artifacts and compares the two") {
+  auto dir = fresh_dir("reproduce");
+  auto original = run_smtlab({"run", tiny(), "--cells", "variant=eevdf", "--cells", "topology=nosmt", "-o",
+                              (dir / "original").string(), "--no-compare"});
+  INFO(original.err);
+  REQUIRE(original.status == 0);
+
+  auto r = run_smtlab({"reproduce", (dir / "original").string(), "-o", (dir / "again").string()});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(cell_ids(dir / "again") == cell_ids(dir / "original"));
+  CHECK(statuses(dir / "again") == std::set<std::string>{"ok"});
+  auto a = read_json(dir / "original" / "manifest.json");
+  auto b = read_json(dir / "again" / "manifest.json");
+  CHECK(a["kernels"]["debian-6.12"]["sha256"] == b["kernels"]["debian-6.12"]["sha256"]);
+  CHECK(a["image"]["digest"] == b["image"]["digest"]);
+  CHECK(r.out.find("Hmean     msgs/s") != std::string::npos);
+  // Two columns for the one cell: the original and the reproduction.
+  CHECK(std::regex_search(r.out, std::regex(R"(Hmean\s+msgs/s\s+\S+ \(\s*0\.00%\)\s+\S+ \()")));
+
+  // A run whose image cannot be had any more is refused before any guest starts.
+  auto manifest = a;
+  manifest["image"]["digest"] = std::string(64, '0');
+  std::filesystem::create_directories(dir / "altered");
+  std::filesystem::copy(dir / "original", dir / "altered", std::filesystem::copy_options::recursive);
+  smtlab::write_file_atomic(dir / "altered" / "manifest.json", manifest.dump(2));
+  auto refused = run_smtlab({"reproduce", (dir / "altered").string(), "-o", (dir / "refused").string()});
+  CHECK(refused.status == 1);
+  CHECK(refused.err.find("the original run used 000000000000") != std::string::npos);
+  CHECK(refused.err.find("check out the commit the run was made from") != std::string::npos);
+}
