@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -210,24 +211,39 @@ void run_chat_job(const Job& job, RecordObserver& obs) {
   }
 }
 
+// Runs argv once per iteration (1 for `smtlab boot -- CMD`), timed: its output streams as output
+// records, each iteration gives elapsed/user/sys samples named by the benchmark. The first failing
+// iteration stops the job with an error record.
 int run_exec_job(const Job& job, RecordWriter& out, RecordObserver& obs) {
-  obs.before_iteration("exec-1");
-  obs.event("iteration-start", {{"benchmark", "exec"}, {"iteration", 1}, {"argv", job.argv}});
+  const std::string name = protocol::exec_params(job).benchmark;
   bench::SpawnOptions so;
   so.coresched = job.coresched;
   so.on_line = [&](int stream, std::string_view line) {
     out.write("output", {{"stream", stream == 1 ? "stdout" : "stderr"}, {"line", std::string(line.substr(0, 8192))}});
   };
-  auto r = bench::spawn(job.argv, so);
-  json detail = {{"benchmark", "exec"}, {"iteration", 1},      {"exit_code", r.exit_code}, {"signal", r.signal},
-                 {"elapsed_s", r.elapsed_s}, {"user_s", r.user_s}, {"sys_s", r.sys_s}};
-  if (job.coresched) detail["cookie"] = r.cookie;
-  obs.event("iteration-end", detail);
-  if (!r.ok())
-    out.error(job.argv[0] + (r.signal ? " was killed by signal " + std::to_string(r.signal)
-                                      : " exited with status " + std::to_string(r.exit_code)),
-              true);
-  return r.ok() ? 0 : (r.exit_code > 0 ? r.exit_code : 128 + r.signal);
+  const int iterations = std::max(1, job.iterations);
+  for (int i = 1; i <= iterations; ++i) {
+    obs.before_iteration(name + "-" + std::to_string(i));
+    obs.event("iteration-start", {{"benchmark", name}, {"iteration", i}, {"argv", job.argv}});
+    auto r = bench::spawn(job.argv, so);
+    json detail = {{"benchmark", name},          {"iteration", i},        {"exit_code", r.exit_code},
+                   {"signal", r.signal},         {"elapsed_s", r.elapsed_s}, {"user_s", r.user_s},
+                   {"sys_s", r.sys_s}};
+    if (job.coresched) detail["cookie"] = r.cookie;
+    obs.event("iteration-end", detail);
+    if (!r.ok()) {
+      out.error(job.argv[0] + (r.signal ? " was killed by signal " + std::to_string(r.signal)
+                                        : " exited with status " + std::to_string(r.exit_code)) +
+                    (iterations > 1 ? " (iteration " + std::to_string(i) + " of " + std::to_string(iterations) + ")"
+                                    : std::string()),
+                true);
+      return r.exit_code > 0 ? r.exit_code : 128 + r.signal;
+    }
+    obs.sample({name, i, false, "elapsed-s", r.elapsed_s, "s", "lower"});
+    obs.sample({name, i, false, "user-s", r.user_s, "s", "lower"});
+    obs.sample({name, i, false, "sys-s", r.sys_s, "s", "lower"});
+  }
+  return 0;
 }
 
 [[noreturn]] void run_noise_forever(const Job& job, RecordObserver& obs) {

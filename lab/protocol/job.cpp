@@ -109,6 +109,8 @@ json to_json(const HackbenchParams& p) {
           {"threads", p.threads}, {"pipes", p.pipes}};
 }
 
+json to_json(const ExecParams& p) { return {{"benchmark", p.benchmark}}; }
+
 json to_json(const Job& job) {
   json j = {{"schema", job.schema},
             {"cell", job.cell},
@@ -175,6 +177,7 @@ Job job_from_json(const json& j) {
   if (job.kind == "kernbench") kernbench_params(job);
   if (job.kind == "chat") chat_params(job);
   if (job.kind == "hackbench") hackbench_params(job);
+  if (job.kind == "exec") exec_params(job);
   return job;
 }
 
@@ -216,6 +219,13 @@ HackbenchParams hackbench_params(const Job& job) {
   get_int(o, "fds", "params.", p.fds, 1, 1000);
   get_bool(o, "threads", "params.", p.threads);
   get_bool(o, "pipes", "params.", p.pipes);
+  return p;
+}
+
+ExecParams exec_params(const Job& job) {
+  ExecParams p;
+  get_string(job.params, "benchmark", "params.", p.benchmark);
+  if (p.benchmark.empty() || p.benchmark.size() > 64) bad("params.benchmark", "expected a name of 1 to 64 characters");
   return p;
 }
 

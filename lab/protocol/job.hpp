@@ -38,6 +38,12 @@ struct HackbenchParams {
   bool pipes = false;
 };
 
+// kind == exec: Job::argv runs once per iteration, timed. `benchmark` names the samples (the
+// recipe's command benchmark); `smtlab boot -- CMD` leaves it "exec".
+struct ExecParams {
+  std::string benchmark = "exec";
+};
+
 struct Monitors {
   double vmstat_interval_s = 1.0;  // 0: no vmstat sampler
   bool schedstat = true;
@@ -76,9 +82,11 @@ Job parse_job(const std::string& text);  // also rejects text that is not JSON
 nlohmann::json to_json(const KernbenchParams& p);
 nlohmann::json to_json(const ChatParams& p);
 nlohmann::json to_json(const HackbenchParams& p);
+nlohmann::json to_json(const ExecParams& p);
 // Read job.params for the given kind (defaults for absent keys); throw smtlab::Error on bad values.
 KernbenchParams kernbench_params(const Job& job);
 ChatParams chat_params(const Job& job);
 HackbenchParams hackbench_params(const Job& job);
+ExecParams exec_params(const Job& job);
 
 }  // namespace smtlab::protocol

@@ -281,4 +281,23 @@ void RecordStream::take_line(std::string_view line, Parsed& out) {
   out.records.push_back(std::move(r));
 }
 
+bool ProblemBudget::admit(const Problem& p) {
+  if (admitted_ < limit_) {
+    ++admitted_;
+    return true;
+  }
+  if (held_back_++ == 0) first_line_ = p.line;
+  kinds_.insert(to_string(p.kind));
+  return false;
+}
+
+std::optional<Problem> ProblemBudget::summary() const {
+  if (held_back_ == 0) return std::nullopt;
+  std::string kinds;
+  for (const auto& k : kinds_) kinds += (kinds.empty() ? "" : ", ") + k;
+  return Problem{Problem::Kind::garbage, 0,
+                 std::to_string(held_back_) + " more problem(s) (" + kinds + ") from line " + std::to_string(first_line_) +
+                     " on not reported one by one (only the first " + std::to_string(limit_) + " are)"};
+}
+
 }  // namespace smtlab::protocol

@@ -75,6 +75,23 @@ class RecordStream {
   bool finished_ = false;
 };
 
+// Bounds what a hostile guest can make the host record about its stream: the first `limit`
+// problems pass, later ones are only counted; summary() then describes what was held back (one
+// line per stream instead of one per garbage line, so a guest cannot fill the results disk).
+class ProblemBudget {
+ public:
+  explicit ProblemBudget(size_t limit = 100) : limit_(limit) {}
+  bool admit(const Problem& p);                 // true: record it
+  std::optional<Problem> summary() const;       // nullopt when nothing was held back
+  size_t held_back() const { return held_back_; }
+
+ private:
+  size_t limit_;
+  size_t admitted_ = 0, held_back_ = 0;
+  uint64_t first_line_ = 0;
+  std::set<std::string> kinds_;
+};
+
 // Checks the fields of a known record type; returns what is wrong, or "" when it is fine.
 std::string validate_record(const nlohmann::json& record);
 

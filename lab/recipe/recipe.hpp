@@ -130,11 +130,17 @@ struct HackbenchParams {
   bool pipes = false;
 };
 
-using BenchmarkParams = std::variant<KernbenchParams, ChatParams, HackbenchParams>;
+// A user's own workload, timed per iteration in the guest: `argv` runs once per iteration, without
+// a shell (write [sh, -c, "..."] for one); a non-zero exit fails the cell.
+struct CommandParams {
+  std::vector<std::string> argv;  // non-empty; argv[0] is a program name or path in the guest
+};
+
+using BenchmarkParams = std::variant<KernbenchParams, ChatParams, HackbenchParams, CommandParams>;
 
 struct Benchmark {
   std::string name;  // defaults to the kind
-  std::string kind;  // "kernbench" | "chat" | "hackbench"
+  std::string kind;  // "kernbench" | "chat" | "hackbench" | "command"
   int iterations = 3;
   BenchmarkParams params;
   SourceLocation where;

@@ -21,7 +21,7 @@ const std::vector<std::string> kVariantKeys = {"name", "kernel", "cmdline", "sys
 const std::vector<std::string> kTopologyKeys = {"name",      "vms",     "cpu",   "memory", "cmdline",
                                                 "host_cpus", "pinning", "roles", "noise"};
 const std::vector<std::string> kCpuKeys = {"sockets", "dies", "cores", "threads", "vcpus", "smt"};
-const std::vector<std::string> kKinds = {"kernbench", "chat", "hackbench"};
+const std::vector<std::string> kKinds = {"kernbench", "chat", "hackbench", "command"};
 
 std::string quoted_list(const std::vector<std::string>& v) {
   std::string out;
@@ -239,8 +239,31 @@ std::vector<std::string> benchmark_keys(const std::string& kind) {
   if (kind == "kernbench") extra = {"jobs", "warmup", "scale"};
   if (kind == "chat") extra = {"rooms", "users", "count", "yield", "port", "discard"};
   if (kind == "hackbench") extra = {"groups", "loops", "fds", "threads", "pipes"};
+  if (kind == "command") extra = {"run"};
   keys.insert(keys.end(), extra.begin(), extra.end());
   return keys;
+}
+
+// run: [program, arg, ...]: a list of one-line strings, run without a shell.
+CommandParams command_params(const YamlFile& f, const Entry& e) {
+  const std::string hint = "write the command as a list, e.g. run: [sh, -c, \"sleep 1\"] (no shell unless you name one)";
+  auto kind_of = [](const YAML::Node& n) -> std::string {
+    return n.IsScalar() ? "'" + n.Scalar() + "'" : n.IsSequence() ? "a list" : n.IsMap() ? "a mapping" : "nothing";
+  };
+  if (!e.value.IsSequence())
+    e.fail("'run' must be a list of strings (the program and its arguments), got " + kind_of(e.value), hint);
+  if (e.value.size() == 0) e.fail("'run' is empty", hint);
+  CommandParams p;
+  for (const auto& item : e.value) {
+    if (!item.IsScalar())
+      f.fail(item.IsNull() ? e.value : item, "items of 'run' must be strings, got " + kind_of(item), hint);
+    const std::string& s = item.Scalar();
+    if (s.find('\0') != std::string::npos || s.size() > 65536)
+      f.fail(item, "an item of 'run' holds a NUL byte or is longer than 64 KiB", hint);
+    if (p.argv.empty() && s.empty()) f.fail(item, "the program (first item of 'run') is empty", hint);
+    p.argv.push_back(s);
+  }
+  return p;
 }
 
 Benchmark parse_benchmark(const YamlFile& f, const YAML::Node& node) {
@@ -297,6 +320,8 @@ Benchmark parse_benchmark(const YamlFile& f, const YAML::Node& node) {
       p.discard = 0;  // the default warm-up only applies when there is a measured iteration left
     }
     b.params = p;
+  } else if (b.kind == "command") {
+    b.params = command_params(f, m.need("run", "give the command as a list, e.g. run: [sh, -c, \"make -j4\"]"));
   } else {
     HackbenchParams p;
     if (auto e = m.get("groups")) {
@@ -417,7 +442,7 @@ Recipe load_recipe(const fs::path& file) {
     r.topologies.push_back(parse_topology(f, node));
     topologies.add(*Map(f, node, "topology", kTopologyKeys).get("name"), r.topologies.back().name);
   }
-  for (const auto& node : sequence(top.need("benchmarks", "list the benchmarks: kernbench, chat, hackbench"), "benchmark")) {
+  for (const auto& node : sequence(top.need("benchmarks", "list the benchmarks: kernbench, chat, hackbench, command"), "benchmark")) {
     r.benchmarks.push_back(parse_benchmark(f, node));
     Benchmark& b = r.benchmarks.back();
     Map m(f, node, "benchmark", benchmark_keys(b.kind));

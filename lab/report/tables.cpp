@@ -56,6 +56,7 @@ bool wanted(const std::string& kind, const std::string& metric, const CompareOpt
   if (kind == "kernbench") return k.prefix == "elsp" || (o.kernbench_user_sys && (k.prefix == "user" || k.prefix == "syst"));
   if (kind == "chat") return metric == "msgs/s" || (metric.rfind("latency-p", 0) == 0);
   if (kind == "hackbench") return k.prefix == "time";
+  if (kind == "command") return metric == "elapsed-s";  // user-s and sys-s with --all-metrics
   return true;
 }
 

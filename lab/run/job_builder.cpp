@@ -37,6 +37,8 @@ static nlohmann::json benchmark_params(const recipe::Benchmark& b) {
           c.port = p.port;
           c.discard = p.discard;
           return protocol::to_json(c);
+        } else if constexpr (std::is_same_v<T, recipe::CommandParams>) {
+          return nlohmann::json::object();  // the command itself is Job::argv
         } else {
           protocol::HackbenchParams h;
           h.groups = p.groups;
@@ -72,6 +74,14 @@ protocol::Job make_job(const plan::Cell& cell, const recipe::Monitors& monitors,
   job.role = "benchmark";
   job.kind = cell.benchmark.kind;
   job.params = benchmark_params(cell.benchmark);
+  if (const auto* c = std::get_if<recipe::CommandParams>(&cell.benchmark.params)) {
+    // A command benchmark is an exec job run `iterations` times, its samples named by the benchmark.
+    job.kind = "exec";
+    job.argv = c->argv;
+    protocol::ExecParams e;
+    e.benchmark = cell.benchmark.name;
+    job.params = protocol::to_json(e);
+  }
   return job;
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "guest/results_port.hpp"
 #include "protocol/job.hpp"
@@ -111,6 +112,64 @@ TEST_CASE("agent runs an exec job natively and streams a valid record stream") {
   bool busy = false;
   for (auto* r : run.of("monitor")) busy = busy || r->body["monitor"] == "cpu_busy";
   CHECK(busy);
+}
+
+TEST_CASE("a 2-iteration command job runs argv twice, timed, with samples named by the benchmark") {
+  auto dir = scratch("command");
+  auto count = dir / "count";
+  json job = {{"schema", 1},
+              {"cell", "cmdcell"},
+              {"kind", "exec"},
+              {"iterations", 2},
+              {"params", {{"benchmark", "build"}}},
+              {"argv", {"sh", "-c", "echo x >> '" + count.string() + "'; sleep 0.2"}},
+              {"monitors", {{"vmstat_interval_s", 0}}}};
+  Run run = run_agent(job);
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  check_stream_shape(run, true);
+  CHECK(smtlab::read_file(count) == "x\nx\n");
+  std::vector<std::string> events;
+  for (auto* r : run.of("event")) {
+    const auto& d = r->body["detail"];
+    events.push_back(r->body["name"].get<std::string>() + ":" + d["benchmark"].get<std::string>() + ":" +
+                     d["iteration"].dump());
+  }
+  CHECK(events == std::vector<std::string>{"iteration-start:build:1", "iteration-end:build:1",
+                                           "iteration-start:build:2", "iteration-end:build:2"});
+  std::map<std::string, int> metrics;
+  for (auto* r : run.of("sample")) {
+    const auto& b = r->body;
+    CHECK(b["benchmark"] == "build");
+    CHECK(b["unit"] == "s");
+    CHECK(b["better"] == "lower");
+    CHECK(b["warmup"] == false);
+    metrics[b["metric"].get<std::string>() + "@" + b["iteration"].dump()]++;
+    if (b["metric"] == "elapsed-s") CHECK(b["value"].get<double>() >= 0.2);
+  }
+  CHECK(metrics == std::map<std::string, int>{{"elapsed-s@1", 1}, {"elapsed-s@2", 1}, {"user-s@1", 1},
+                                              {"user-s@2", 1}, {"sys-s@1", 1}, {"sys-s@2", 1}});
+}
+
+TEST_CASE("a command job stops at the first failing iteration: error record, end(failed), no sample of it") {
+  auto dir = scratch("command-fail");
+  auto count = dir / "count";
+  json job = {{"schema", 1},
+              {"kind", "exec"},
+              {"iterations", 3},
+              {"params", {{"benchmark", "flaky"}}},
+              {"argv", {"sh", "-c", "echo x >> '" + count.string() + "'; test $(wc -l < '" + count.string() + "') -lt 2"}},
+              {"monitors", {{"vmstat_interval_s", 0}}}};
+  Run run = run_agent(job);
+  CHECK(run.exit_code == 1);
+  check_stream_shape(run, false);
+  CHECK(smtlab::read_file(count) == "x\nx\n");
+  REQUIRE(run.of("error").size() == 1);
+  CHECK_THAT(run.of("error")[0]->body["message"].get<std::string>(),
+             Catch::Contains("exited with status 1") && Catch::Contains("iteration 2 of 3"));
+  std::set<int> sampled;
+  for (auto* r : run.of("sample")) sampled.insert(r->body["iteration"].get<int>());
+  CHECK(sampled == std::set<int>{1});
 }
 
 TEST_CASE("agent runs a small chat job with warm-up, samples and vmstat monitors") {

@@ -65,3 +65,23 @@ TEST_CASE("job parsing names the offending key") {
   CHECK_THAT(msg("{not json"), Catch::Contains("not valid JSON"));
   CHECK_THAT(msg(R"({"kind":"kernbench","params":{"jobs":[0]}})"), Catch::Contains("params.jobs"));
 }
+
+TEST_CASE("an exec job carries its argv, iterations and the benchmark that names its samples") {
+  Job job;
+  job.kind = "exec";
+  job.iterations = 2;
+  job.argv = {"sh", "-c", "echo 'a b' \"$(x)\" <&>"};
+  ExecParams e;
+  e.benchmark = "build";
+  job.params = to_json(e);
+  Job back = parse_job(to_json(job).dump());
+  CHECK(back.argv == job.argv);
+  CHECK(back.iterations == 2);
+  CHECK(exec_params(back).benchmark == "build");
+  // `smtlab boot -- CMD` writes no params: the samples are named "exec".
+  CHECK(exec_params(parse_job(R"({"schema":1,"kind":"exec","argv":["true"]})")).benchmark == "exec");
+  CHECK_THROWS_WITH(parse_job(R"({"schema":1,"kind":"exec","argv":["true"],"params":{"benchmark":7}})"),
+                    Catch::Contains("params.benchmark"));
+  CHECK_THROWS_WITH(parse_job(R"({"schema":1,"kind":"exec","argv":["true"],"params":{"benchmark":""}})"),
+                    Catch::Contains("params.benchmark"));
+}

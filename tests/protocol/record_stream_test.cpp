@@ -161,3 +161,26 @@ TEST_CASE("a record writer numbers records in order") {
   CHECK(s.ended());
   CHECK(s.end_record()->body["status"] == "ok");
 }
+
+TEST_CASE("a problem budget passes the first problems and sums up the rest in one line") {
+  RecordStream stream;
+  std::string garbage;
+  for (int i = 0; i < 1000; ++i) garbage += "junk " + std::to_string(i) + "\n";
+  garbage += "{\"seq\":0,\"type\":\"hello\",\"agent\":\"a\",\"kernel\":\"k\"}\n";
+  garbage += "{\"seq\":0,\"type\":\"hello\",\"agent\":\"a\",\"kernel\":\"k\"}\n";
+  auto parsed = stream.feed(garbage);
+  REQUIRE(parsed.problems.size() == 1001);
+  CHECK(parsed.records.size() == 1);  // the legit record is still used
+  ProblemBudget budget(100);
+  size_t admitted = 0;
+  for (const auto& p : parsed.problems) admitted += budget.admit(p);
+  CHECK(admitted == 100);
+  CHECK(budget.held_back() == 901);
+  auto summary = budget.summary();
+  REQUIRE(summary);
+  CHECK(summary->str() == "garbage: 901 more problem(s) (duplicate, garbage) from line 101 on not reported one by one "
+                          "(only the first 100 are)");
+  ProblemBudget quiet(100);
+  CHECK(quiet.admit(parsed.problems.front()));
+  CHECK_FALSE(quiet.summary());
+}

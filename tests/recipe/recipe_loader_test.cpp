@@ -325,3 +325,41 @@ TEST_CASE("a missing recipe file is an error naming it") {
     CHECK(std::string(e.what()).rfind("/nonexistent/recipe.yaml: error: cannot read /nonexistent/recipe.yaml", 0) == 0);
   }
 }
+
+TEST_CASE("a command benchmark keeps its argv verbatim, and a bad 'run' is a located error") {
+  TempDir tmp;
+  const std::string head =
+      "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+      "image: {name: i}\nvariants: [{name: v}]\ntopologies: [{name: t, cpu: {vcpus: 2}}]\n";
+  auto r = tmp.write("r.yaml", head +
+                                   "benchmarks:\n"
+                                   "  - kind: command\n"
+                                   "    name: build\n"
+                                   "    run: [sh, -c, \"make -j4 'a b' $(x) <&>\", \"\"]\n"
+                                   "    iterations: 2\n"
+                                   "  - {kind: command, run: [true]}\n");
+  Recipe loaded = load_recipe(r);
+  const Benchmark& b = benchmark(loaded, "build");
+  CHECK(b.kind == "command");
+  CHECK(b.iterations == 2);
+  REQUIRE(std::holds_alternative<CommandParams>(b.params));
+  CHECK(std::get<CommandParams>(b.params).argv ==
+        std::vector<std::string>{"sh", "-c", "make -j4 'a b' $(x) <&>", ""});
+  const Benchmark& d = benchmark(loaded, "command");
+  CHECK(d.iterations == 3);
+  CHECK(std::get<CommandParams>(d.params).argv == std::vector<std::string>{"true"});
+
+  tmp.write("r.yaml", head + "benchmarks: [{kind: command}]\n");
+  CHECK(error_of(r) == (tmp.path / "r.yaml").string() + ":5:14: error: missing key 'run' in command benchmark");
+  tmp.write("r.yaml", head + "benchmarks: [{kind: command, run: \"make -j4\"}]\n");
+  CHECK(error_of(r) == (tmp.path / "r.yaml").string() +
+                           ":5:35: error: 'run' must be a list of strings (the program and its arguments), got 'make -j4'");
+  tmp.write("r.yaml", head + "benchmarks: [{kind: command, run: []}]\n");
+  CHECK(error_of(r) == (tmp.path / "r.yaml").string() + ":5:35: error: 'run' is empty");
+  tmp.write("r.yaml", head + "benchmarks: [{kind: command, run: [\"\", x]}]\n");
+  CHECK(error_of(r) == (tmp.path / "r.yaml").string() + ":5:36: error: the program (first item of 'run') is empty");
+  tmp.write("r.yaml", head + "benchmarks: [{kind: command, run: [sh, [x]]}]\n");
+  CHECK(error_of(r) == (tmp.path / "r.yaml").string() + ":5:40: error: items of 'run' must be strings, got a list");
+  tmp.write("r.yaml", head + "benchmarks: [{kind: command, run: [true], groups: 2}]\n");
+  CHECK(error_of(r).find("5:43: error: unknown key 'groups' in command benchmark") != std::string::npos);
+}
