@@ -60,6 +60,7 @@ json params_json(const Benchmark& b) {
                 {"yield", to_string(c->yield)},
                 {"port", c->port},
                 {"discard", c->discard}};
+  if (auto* c = std::get_if<CommandParams>(&b.params)) return json{{"run", c->argv}};
   const auto& h = std::get<HackbenchParams>(b.params);
   return json{{"groups", h.groups}, {"loops", h.loops}, {"fds", h.fds}, {"threads", h.threads}, {"pipes", h.pipes}};
 }

@@ -7,6 +7,7 @@
 #include "plan/plan.hpp"
 #include "util/cpulist.hpp"
 #include "util/error.hpp"
+#include "util/process.hpp"
 
 namespace smtlab::plan {
 
@@ -41,6 +42,12 @@ std::string describe_params(const Benchmark& b) {
   if (auto* c = std::get_if<ChatParams>(&b.params))
     return "rooms=" + std::to_string(c->rooms) + " users=" + std::to_string(c->users) + " count=" + std::to_string(c->count) +
            " yield=" + to_string(c->yield) + " discard=" + std::to_string(c->discard);
+  if (auto* c = std::get_if<CommandParams>(&b.params)) {
+    std::string out = "run=" + shell_quote(c->argv);
+    for (char& ch : out)
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';  // one table row per cell
+    return out.size() > 60 ? out.substr(0, 57) + "..." : out;
+  }
   const auto& h = std::get<HackbenchParams>(b.params);
   return "groups=" + join_ints(h.groups) + " loops=" + std::to_string(h.loops) + " fds=" + std::to_string(h.fds) +
          (h.threads ? " threads" : "") + (h.pipes ? " pipes" : "");
