@@ -93,6 +93,7 @@ struct VmState {
   int exit_code = -1;
   double ready_s = -1;
   std::string last_error;  // the last error record's message
+  protocol::ProblemBudget problems;  // a garbage-spewing guest gets a bounded number of reports
 };
 
 }  // namespace
@@ -181,7 +182,10 @@ SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& confi
       parsed.records.insert(parsed.records.end(), tail.records.begin(), tail.records.end());
       parsed.problems.insert(parsed.problems.end(), tail.problems.begin(), tail.problems.end());
     }
-    for (const auto& p : parsed.problems) observer.on_problem(k, p);
+    for (const auto& p : parsed.problems)
+      if (st.problems.admit(p)) observer.on_problem(k, p);
+    if (final)
+      if (auto held = st.problems.summary()) observer.on_problem(k, *held);
     for (const auto& r : parsed.records) {
       const auto& b = r.body;
       if (r.type == "hello" && !st.hello) {
