@@ -218,3 +218,36 @@ TEST_CASE("hackbench rows are time-G in group order, and unknown kinds show ever
   CHECK(t.find("not run: b-T (cell cell3) status pending\n") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("command benchmarks show elapsed-s; user-s and sys-s only with all metrics") {
+  std::vector<fixtures::CellSpec> specs(2);
+  specs[0].variant = "a";
+  specs[1].variant = "b";
+  for (auto& s : specs) s.topology = "T", s.benchmark = "build", s.kind = "command";
+  auto dir = fixtures::temp_dir("command");
+  {
+    auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
+    for (int c = 0; c < 2; ++c) {
+      std::string id = "cell" + std::to_string(c);
+      for (int it = 1; it <= 3; ++it) {
+        w.append_sample(id, fixtures::sample("elapsed-s", 10.0 + c + 0.1 * it, it));
+        w.append_sample(id, fixtures::sample("user-s", 5.0, it));
+        w.append_sample(id, fixtures::sample("sys-s", 1.0, it));
+      }
+      w.set_cell_status(id, "ok");
+    }
+  }
+  auto run = results::load_results(dir);
+  report::CompareOptions o;
+  o.duration = o.vmstat = false;
+  o.statistics = {"Amean"};
+  std::string t = report::compare({run}, o);
+  INFO(t);
+  CHECK(t.find("Amean     elapsed-s") != std::string::npos);
+  CHECK(t.find("user-s") == std::string::npos);
+  CHECK(t.find("sys-s") == std::string::npos);
+  o.all_metrics = true;
+  std::string all = report::compare({run}, o);
+  CHECK(all.find("Amean     user-s") != std::string::npos);
+  CHECK(all.find("Amean     sys-s") != std::string::npos);
+}
