@@ -35,6 +35,10 @@ struct SessionConfig {
   std::function<std::filesystem::path(int vm)> stream_log;   // the raw results channel; kept
   int boot_timeout_s = 300;
   int cell_timeout_s = 3600;
+  // A cell whose guests fail before their agents are ready (a boot panic, oops or timeout) is
+  // booted again this many times; nothing was measured yet. The failed attempts' console and
+  // stream logs are kept with an ".attempt-N" suffix and named in the outcome's notes.
+  int boot_retries = 1;
 };
 
 struct SessionOutcome {
@@ -54,5 +58,7 @@ struct SessionOutcome {
 };
 
 SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer);
+// One attempt, without the boot retries.
+SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer);
 
 }  // namespace smtlab::run

@@ -112,6 +112,13 @@ TEST_CASE("a kernel that panics is a failed cell with the panic line, and the ru
   CHECK(cell["status"] == "failed");
   CHECK(cell["error"].get<std::string>().find("Kernel panic - not syncing") != std::string::npos);
   CHECK(cell["console_tail"].get<std::string>().find("Kernel panic") != std::string::npos);
+  // A guest that fails before its agent is ready is booted once more (nothing was measured);
+  // the first attempt's console is kept and named.
+  REQUIRE_FALSE(cell["notes"].empty());
+  CHECK(cell["notes"][0].get<std::string>().find("boot attempt 1 failed before the agent was ready: VM 0: kernel panic") == 0);
+  auto cell_dir = dir / "run" / "cells" / cell["id"].get<std::string>();
+  CHECK(smtlab::read_file(cell_dir / "console-vm0.log.attempt-1").find("Kernel panic") != std::string::npos);
+  CHECK(smtlab::read_file(cell_dir / "console-vm0.log").find("Kernel panic") != std::string::npos);
   CHECK(qemu_processes("smtlab-a227fe4fbc08").empty());
 }
 
