@@ -1,0 +1,310 @@
+// The fault suite (issue 8): faults injected into real guests run through the smtlab command, and
+// what smtlab must do about each: a failed cell with the reason, earlier results intact, the run's
+// exit status, and no QEMU process left behind. Recipes: tests/faults/recipes/.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "../cli/cli_harness.hpp"
+#include "faults_common.hpp"
+#include "util/files.hpp"
+#include "util/process.hpp"
+
+using namespace smtlab::test;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::vector<json> jsonl(const fs::path& file) {
+  std::vector<json> out;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(json::parse(line));
+  return out;
+}
+
+json cell_where(const json& manifest, const std::string& key, const std::string& value) {
+  for (const auto& c : manifest["cells"])
+    if (c.value(key, std::string()) == value) return c;
+  FAIL("no cell with " + key + " " + value + " in the manifest");
+  return {};
+}
+
+// The QEMU processes of a results directory's cells, by domain name (smtlab-<cell id>-vm<k>-...;
+// libvirt hands QEMU the console and stream files as descriptors, so their paths are not on its
+// command line).
+std::vector<int> qemu_of(const fs::path& dir) {
+  std::vector<int> found;
+  if (fs::exists(dir / "manifest.json")) {
+    auto manifest = read_json(dir / "manifest.json");
+    for (const auto& c : manifest["cells"]) {
+      auto more = qemu_processes("smtlab-" + c["id"].get<std::string>() + "-vm");
+      found.insert(found.end(), more.begin(), more.end());
+    }
+  }
+  return found;
+}
+
+bool wait_for_qemu(const fs::path& dir, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!qemu_of(dir).empty()) return true;
+    std::this_thread::sleep_for(200ms);
+  }
+  return false;
+}
+
+std::string text_of(const fs::path& file) { return fs::exists(file) ? smtlab::read_file(file, 64 << 20) : std::string(); }
+
+}  // namespace
+
+TEST_CASE("a kernel panic in the middle of a benchmark fails that cell with the panic line; the other keeps its samples") {
+  auto dir = suite_dir("panic");
+  auto r = run_smtlab({"run", faults_recipe("panic.yaml"), "-o", dir.string(), "--no-compare"}, 900s);
+  INFO(run_failure_summary(dir, r.err));
+  CHECK(r.status == 4);
+  auto manifest = read_json(dir / "manifest.json");
+  REQUIRE(manifest["cells"].size() == 2);
+  auto ok = cell_where(manifest, "benchmark", "ok");
+  auto boom = cell_where(manifest, "benchmark", "boom");
+  CHECK(ok["status"] == "ok");
+  auto samples = jsonl(dir / "cells" / ok["id"].get<std::string>() / "samples.jsonl");
+  std::map<std::string, int> seen;
+  for (const auto& s : samples) {
+    seen[s["metric"].get<std::string>() + "@" + s["iteration"].dump()]++;
+    CHECK(s["benchmark"] == "ok");
+    if (s["metric"] == "elapsed-s") CHECK(s["value"].get<double>() >= 1.0);
+  }
+  CHECK(seen == std::map<std::string, int>{{"elapsed-s@1", 1}, {"elapsed-s@2", 1}, {"user-s@1", 1},
+                                           {"user-s@2", 1}, {"sys-s@1", 1}, {"sys-s@2", 1}});
+  CHECK(boom["status"] == "failed");
+  CHECK_THAT(boom["error"].get<std::string>(), Catch::Contains("Kernel panic - not syncing"));
+  // console_tail is the last 25 console lines, here the end of the crash's stack trace (the panic
+  // line is above them); the whole console is kept beside it.
+  CHECK_THAT(boom["console_tail"].get<std::string>(), Catch::Contains("Call Trace") || Catch::Contains("Kernel Offset"));
+  CHECK_THAT(text_of(dir / "cells" / boom["id"].get<std::string>() / "console-vm0.log"),
+             Catch::Contains("Kernel panic - not syncing: sysrq triggered crash"));
+  // The crash came in the middle of the benchmark: its iteration had started.
+  CHECK_THAT(text_of(dir / "cells" / boom["id"].get<std::string>() / "events.jsonl"), Catch::Contains("iteration-start"));
+  CHECK(text_of(dir / "cells" / boom["id"].get<std::string>() / "samples.jsonl").empty());
+  CHECK(qemu_of(dir).empty());
+}
+
+TEST_CASE("a guest that hangs silently is ended by the cell timeout, well within the boot+cell budget") {
+  auto dir = suite_dir("hang");
+  auto started = std::chrono::steady_clock::now();
+  auto r = run_smtlab({"run", faults_recipe("hang.yaml"), "-o", dir.string(), "--no-compare"}, 900s);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(run_failure_summary(dir, r.err));
+  CHECK(r.status == 4);
+  auto cell = read_json(dir / "manifest.json")["cells"][0];
+  CHECK(cell["status"] == "failed");
+  CHECK_THAT(cell["error"].get<std::string>(), Catch::Contains("did not finish within 90 s (cell timeout)"));
+  CHECK(cell["wall_s"].get<double>() < 90 + 30);
+  CHECK(took < 90 + 90);  // the recipe's budget is boot 240 + cell 90
+  CHECK(qemu_of(dir).empty());
+}
+
+TEST_CASE("garbage, a 1 MiB line, truncated and out-of-order records on the results port: reported, bounded, "
+          "the agent's records still used") {
+  auto dir = suite_dir("abuse");
+  auto r = run_smtlab({"run", faults_recipe("abuse.yaml"), "-o", dir.string(), "--no-compare"}, 900s);
+  INFO(run_failure_summary(dir, r.err));
+  REQUIRE(r.status == 0);
+  auto cell = read_json(dir / "manifest.json")["cells"][0];
+  CHECK(cell["status"] == "ok");
+  auto id = cell["id"].get<std::string>();
+  // The agent's samples arrived after the garbage and count.
+  std::set<std::string> metrics;
+  for (const auto& s : jsonl(dir / "cells" / id / "samples.jsonl")) metrics.insert(s["metric"].get<std::string>());
+  CHECK(metrics == std::set<std::string>{"elapsed-s", "user-s", "sys-s"});
+  // The forged hello and topology (repeated seqs) were dropped; the guest's own topology was checked.
+  std::vector<std::string> problems;
+  std::string summary;
+  int hellos = 0;
+  for (const auto& e : jsonl(dir / "cells" / id / "events.jsonl")) {
+    if (e.value("type", std::string()) == "hello") {
+      ++hellos;
+      CHECK(e["agent"] != "forged");
+    }
+    if (e.value("type", std::string()) != "stream-problem") continue;
+    problems.push_back(e["kind"].get<std::string>());
+    if (e["line"] == 0 && e["what"].get<std::string>().find("more problem(s)") != std::string::npos)
+      summary = e["what"].get<std::string>();
+  }
+  CHECK(hellos == 1);
+  REQUIRE(problems.size() >= 6);
+  CHECK(std::vector<std::string>(problems.begin(), problems.begin() + 6) ==
+        std::vector<std::string>{"garbage", "oversized", "garbage", "duplicate", "duplicate", "out-of-order"});
+  // 1000 junk lines do not make 1000 events: 100 problems, then one line summing up the rest.
+  CHECK(problems.size() == 101);
+  CHECK_THAT(summary, Catch::Contains("more problem(s) (garbage, missing, out-of-order)"));
+  CHECK(cell["guest_topology"][0]["online"] == "0");
+  CHECK(qemu_of(dir).empty());
+}
+
+TEST_CASE("SIGTERM during a cell: status 130, cell pending, manifest readable; kill -9 then --resume completes the run") {
+  auto dir = suite_dir("signals");
+  {
+    Background bg({"run", faults_recipe("two.yaml"), "-o", dir.string(), "--no-compare"});
+    REQUIRE(wait_for_qemu(dir, 300s));
+    std::this_thread::sleep_for(3s);
+    kill(bg.pid(), SIGTERM);
+    int status = bg.wait(120s);
+    INFO(bg.err());
+    CHECK(status == 130);
+    CHECK_THAT(bg.err(), Catch::Contains("interrupted"));
+    auto manifest = read_json(dir / "manifest.json");
+    for (const auto& c : manifest["cells"]) CHECK(c["status"] == "pending");
+    CHECK(manifest.contains("interrupted"));
+    CHECK(qemu_of(dir).empty());
+  }
+  std::string first_samples;
+  {
+    Background bg({"run", faults_recipe("two.yaml"), "-o", dir.string(), "--no-compare", "--resume"});
+    REQUIRE(bg.wait_for_err(": ok in", 600s));
+    auto manifest = read_json(dir / "manifest.json");
+    REQUIRE(manifest["cells"][0]["status"] == "ok");
+    first_samples = text_of(dir / "cells" / manifest["cells"][0]["id"].get<std::string>() / "samples.jsonl");
+    CHECK_FALSE(first_samples.empty());
+    REQUIRE(wait_for_qemu(dir, 120s));  // the second cell's guest
+    kill(bg.pid(), SIGKILL);
+    CHECK(bg.wait(10s) == 128 + SIGKILL);
+    std::this_thread::sleep_for(5s);
+    CHECK(qemu_of(dir).empty());
+    CHECK(read_json(dir / "manifest.json")["cells"][1]["status"] != "ok");
+  }
+  auto r = run_smtlab({"run", faults_recipe("two.yaml"), "-o", dir.string(), "--resume"}, 900s);
+  INFO(run_failure_summary(dir, r.err));
+  REQUIRE(r.status == 0);
+  auto manifest = read_json(dir / "manifest.json");
+  for (const auto& c : manifest["cells"]) CHECK(c["status"] == "ok");
+  CHECK(text_of(dir / "cells" / manifest["cells"][0]["id"].get<std::string>() / "samples.jsonl") == first_samples);
+  // The comparison shows the command benchmark's elapsed time.
+  CHECK_THAT(r.out, Catch::Contains("Amean     elapsed-s"));
+  CHECK(qemu_of(dir).empty());
+}
+
+TEST_CASE("a full disk under the results directory: a clear error naming the file, the first cell's results intact") {
+  if (geteuid() != 0) {
+    WARN("SKIP: mounting a small tmpfs needs root");
+    return;
+  }
+  auto dir = suite_dir("fulldisk");
+  auto run = dir / "run";
+  auto mounted = smtlab::run_process({"mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", dir.string()});
+  REQUIRE(mounted.exit_code == 0);
+  struct Unmount {
+    fs::path at;
+    ~Unmount() { smtlab::run_process({"umount", "-l", at.string()}); }
+  } unmount{dir};
+  Background bg({"run", faults_recipe("disk.yaml"), "-o", run.string(), "--no-compare"});
+  REQUIRE(bg.wait_for_err(": ok in", 600s));
+  auto first = read_json(run / "manifest.json")["cells"][0];
+  REQUIRE(first["status"] == "ok");
+  auto samples_file = run / "cells" / first["id"].get<std::string>() / "samples.jsonl";
+  const std::string samples = text_of(samples_file);
+  REQUIRE_FALSE(samples.empty());
+  {  // fill the tmpfs
+    int fd = ::open((dir / "fill").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    REQUIRE(fd >= 0);
+    std::string chunk(1 << 16, 'f');
+    while (::write(fd, chunk.data(), chunk.size()) > 0) {
+    }
+    CHECK(errno == ENOSPC);
+    ::close(fd);
+  }
+  int status = bg.wait(600s);
+  INFO(bg.err());
+  CHECK(status == 1);
+  CHECK_THAT(bg.err(), Catch::Contains("smtlab: error: cannot write " + run.string()) &&
+                           Catch::Contains("No space left on device") && Catch::Contains("the disk is full"));
+  CHECK(text_of(samples_file) == samples);
+  CHECK(read_json(run / "manifest.json")["cells"][0]["status"] == "ok");
+  CHECK(qemu_of(run).empty());
+}
+
+TEST_CASE("names with quotes, XML or shell metacharacters, spaces or 500 characters are refused at plan time") {
+  auto dir = suite_dir("names");
+  const fs::path pwned = dir / "pwned";
+  const std::string base = std::string(SMTLAB_SOURCE_DIR) + "/tests/faults/recipes/";
+  const std::vector<std::string> names = {"a\"b", "a'b", "a<b>", "a&b", "$(touch " + pwned.string() + ")",
+                                          "two words", std::string(500, 'n')};
+  int k = 0;
+  for (const auto& bad : names) {
+    for (const char* where : {"variant", "topology"}) {
+      std::string quoted = "'";
+      for (char c : bad) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+      quoted += "'";
+      std::string variant = std::string(where) == "variant" ? quoted : "v";
+      std::string topology = std::string(where) == "topology" ? quoted : "t";
+      auto file = dir / ("r" + std::to_string(k++) + ".yaml");
+      std::ofstream(file) << "image: " << base << "../../../images/bench.yaml\n"
+                          << "kernels:\n  k: " << base << "../../../kernels/debian-6.12.yaml\n"
+                          << "variants:\n  - name: " << variant << "\n"
+                          << "topologies:\n  - name: " << topology << "\n    cpu: {vcpus: 1}\n"
+                          << "benchmarks: [{kind: command, run: [true]}]\n";
+      auto r = run_smtlab({"plan", file.string()}, 60s);
+      INFO(where << " name " << bad.substr(0, 40) << ": " << r.err);
+      CHECK(r.status != 0);
+      int line = std::string(where) == "variant" ? 5 : 7;
+      CHECK_THAT(r.err, Catch::Contains(file.string() + ":" + std::to_string(line) + ":11: error: '") &&
+                            Catch::Contains("' is not a valid name"));
+    }
+  }
+  CHECK_FALSE(fs::exists(pwned));
+}
+
+TEST_CASE("a kernel command line word and a sysctl value full of metacharacters reach the guest verbatim and run nothing") {
+  const std::string marker = "/tmp/smtlab-faults-pwned";
+  const std::string payload = "'\"<>&$(touch " + marker + ")";
+  std::filesystem::remove(marker);
+  auto r = run_smtlab({"boot", faults_recipe("cmdline.yaml"), "--cell", "variant=metachars", "--", "sh", "-c",
+                       "cat /proc/cmdline; cat /proc/sys/kernel/domainname; "
+                       "if test -e " + marker + "; then echo guest-file-created; else echo no-guest-file; fi"},
+                      600s);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  std::istringstream out(r.out);
+  std::string cmdline, domainname, file;
+  std::getline(out, cmdline);
+  std::getline(out, domainname);
+  std::getline(out, file);
+  CHECK_THAT(cmdline, Catch::EndsWith(" smtlab.probe=" + payload));
+  CHECK(domainname == payload);
+  CHECK(file == "no-guest-file");
+  CHECK_FALSE(fs::exists(marker));
+  auto plan = run_smtlab({"plan", faults_recipe("cmdline.yaml"), "--json"}, 60s);
+  REQUIRE(plan.status == 0);
+  auto id = json::parse(plan.out)["cells"][0]["id"].get<std::string>();
+  CHECK(qemu_processes("smtlab-" + id + "-vm").empty());
+}
+
+TEST_CASE("two smtlab runs at the same time share the cache and both succeed") {
+  auto dir = suite_dir("concurrent");
+  Background one({"run", faults_recipe("two.yaml"), "--cells", "variant=a", "-o", (dir / "one").string(), "--no-compare"});
+  Background two({"run", faults_recipe("two.yaml"), "--cells", "variant=a", "-o", (dir / "two").string(), "--no-compare"});
+  int a = one.wait(900s), b = two.wait(900s);
+  INFO(run_failure_summary(dir / "one", one.err()));
+  INFO(run_failure_summary(dir / "two", two.err()));
+  CHECK(a == 0);
+  CHECK(b == 0);
+  for (const char* d : {"one", "two"}) {
+    auto cell = read_json(dir / d / "manifest.json")["cells"][0];
+    CHECK(cell["status"] == "ok");
+    CHECK_FALSE(text_of(dir / d / "cells" / cell["id"].get<std::string>() / "samples.jsonl").empty());
+    CHECK(qemu_of(dir / d).empty());
+  }
+}
