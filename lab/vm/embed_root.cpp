@@ -65,6 +65,23 @@ bool process_gone(int pid) {
          (stat[paren + 2] == 'Z' || stat[paren + 2] == 'X');
 }
 
+namespace {
+
+// True when `pid` sees the same file system as we do (same mount namespace and root directory),
+// so that the root path in its command line is the same directory as ours. A process in another
+// container (or a chroot) whose own /run holds a same-named root is someone else's guest.
+bool shares_our_filesystem(const fs::path& proc) {
+  std::error_code ec1, ec2;
+  auto ns = fs::read_symlink(proc / "ns" / "mnt", ec1);
+  auto our_ns = fs::read_symlink("/proc/self/ns/mnt", ec2);
+  if (ec1 || ec2 || ns != our_ns) return false;
+  struct stat theirs {}, ours {};
+  if (stat((proc / "root").c_str(), &theirs) != 0 || stat("/proc/self/root", &ours) != 0) return false;
+  return theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino;
+}
+
+}  // namespace
+
 std::vector<int> qemu_processes_under(const fs::path& root) {
   std::vector<int> out;
   std::string needle = root.string();
@@ -79,6 +96,7 @@ std::vector<int> qemu_processes_under(const fs::path& root) {
     std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
     if (argv0.find("qemu-system") == std::string::npos) continue;
     if (cmdline.find(needle) == std::string::npos) continue;
+    if (!shares_our_filesystem(entry.path())) continue;
     int pid = std::stoi(name);
     if (!process_gone(pid)) out.push_back(pid);
   }

@@ -20,7 +20,9 @@ const std::filesystem::path& process_embed_root();
 // root: run QEMU as root, no relabelling, no security driver). Creates <root> (0700) when missing.
 void write_embed_qemu_conf(const std::filesystem::path& root);
 
-// PIDs of live (not zombie) qemu-system processes whose command line mentions `root`/.
+// PIDs of live (not zombie) qemu-system processes whose command line mentions `root`/ and that
+// see the same file system as this process (same mount namespace and root directory: a guest of
+// another container or chroot whose /run has a same-named root is not ours).
 std::vector<int> qemu_processes_under(const std::filesystem::path& root);
 
 // SIGKILLs every such process and waits (up to 5 s) until they are gone; then removes the

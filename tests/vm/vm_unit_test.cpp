@@ -2,6 +2,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -17,6 +18,7 @@
 #include "vm/file_follower.hpp"
 #include "vm/topology_check.hpp"
 #include "vm/domain_xml.hpp"
+#include "vm/embed_root.hpp"
 #include "vm/host_topology.hpp"
 #include "vm/pinning.hpp"
 
@@ -492,4 +494,46 @@ TEST_CASE("request_interrupt sets the flag and makes the interrupt fd readable",
   CHECK(interrupted());
   CHECK(poll(&p, 1, 0) == 1);
   CHECK_THROWS_AS(throw_if_interrupted(), Interrupted);
+}
+
+TEST_CASE("stale-QEMU reaping finds only processes that see our file system under that root", "[embed]") {
+  // A stand-in for QEMU: a shell, under a name starting with qemu-system, naming a path below the root.
+  auto dir = std::filesystem::current_path() / ("embed-reap-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "root");
+  auto fake = dir / "qemu-system-fake";
+  std::filesystem::copy_file("/bin/sh", fake);
+  auto start = [&](bool own_mount_namespace) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      std::string arg = "while :; do sleep 1; done";
+      std::string root_arg = (dir / "root" / "x").string();
+      if (own_mount_namespace) {
+        execl("/usr/bin/unshare", "unshare", "--mount", "--", fake.c_str(), "-c", arg.c_str(), root_arg.c_str(), nullptr);
+      } else {
+        execl(fake.c_str(), fake.c_str(), "-c", arg.c_str(), root_arg.c_str(), nullptr);
+      }
+      _exit(127);
+    }
+    return pid;
+  };
+  auto stop = [](pid_t pid) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  };
+  pid_t ours = start(false);
+  usleep(300 * 1000);
+  auto found = qemu_processes_under(dir / "root");
+  CHECK(found == std::vector<int>{ours});
+  CHECK(qemu_processes_under(dir / "other").empty());
+  stop(ours);
+  if (geteuid() == 0) {  // unshare --mount needs root
+    pid_t theirs = start(true);
+    usleep(300 * 1000);
+    CHECK(qemu_processes_under(dir / "root").empty());
+    stop(theirs);
+  } else {
+    WARN("not root: the other-mount-namespace case is not checked");
+  }
+  std::filesystem::remove_all(dir);
 }
