@@ -70,7 +70,7 @@ std::string text_of(const fs::path& file) { return fs::exists(file) ? smtlab::re
 
 }  // namespace
 
-TEST_CASE("a kernel panic in the middle of a benchmark fails that cell with the panic line; the other keeps its samples") {
+TEST_CASE("a kernel panic in the middle of a benchmark fails that cell with the panic line, the other keeps its samples") {
   auto dir = suite_dir("panic");
   auto r = run_smtlab({"run", faults_recipe("panic.yaml"), "-o", dir.string(), "--no-compare"}, 900s);
   INFO(run_failure_summary(dir, r.err));
@@ -155,7 +155,7 @@ TEST_CASE("garbage, a 1 MiB line, truncated and out-of-order records on the resu
   CHECK(qemu_of(dir).empty());
 }
 
-TEST_CASE("SIGTERM during a cell: status 130, cell pending, manifest readable; kill -9 then --resume completes the run") {
+TEST_CASE("SIGTERM during a cell: status 130, cell pending, manifest readable, then kill -9 and --resume complete the run") {
   auto dir = suite_dir("signals");
   {
     Background bg({"run", faults_recipe("two.yaml"), "-o", dir.string(), "--no-compare"});
