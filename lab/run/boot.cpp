@@ -75,6 +75,7 @@ int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
   const auto& cell = plan.cells[0];
   auto connection = vm::Connection::open(options.connect);
   note(connection->describe());
+  require_local_host(*connection);
   cache::Cache cache;
   auto artifacts = prepare_artifacts(recipe, plan, cache);
 

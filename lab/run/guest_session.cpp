@@ -98,6 +98,15 @@ struct VmState {
 
 }  // namespace
 
+void require_local_host(const vm::Connection& connection) {
+  if (!connection.info().local)
+    throw Error("cannot run guests on the remote libvirt host " + connection.info().uri +
+                    ": smtlab hands each guest its kernel, initrd, disk overlay, console and results "
+                    "port as files on this machine, and does not stage them on another host yet",
+                "run smtlab on that host (ssh HOST ./smtlab run RECIPE), or spread a recipe over "
+                "several hosts with `smtlab run --shard K/N` on each and `smtlab merge`");
+}
+
 SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer) {
   const auto& cell = *config.cell;
   const auto& topo = cell.topology;

@@ -57,6 +57,11 @@ struct SessionOutcome {
   std::vector<std::string> disturbances;
 };
 
+// Throws unless the connection's guests run on this machine (embedded, qemu:///system, ...):
+// guests get their kernel, initrd, overlay, console and results port as local files, and nothing
+// stages them on a remote host yet.
+void require_local_host(const vm::Connection& connection);
+
 SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer);
 // One attempt, without the boot retries.
 SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer);

@@ -134,6 +134,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
   const auto& info = connection->info();
   summary.accel = vm::to_string(info.accel);
   note(connection->describe());
+  require_local_host(*connection);
   if (info.accel == vm::Accel::tcg)
     note("no usable KVM: guests run under TCG (software emulation); numbers are for this emulated machine");
 
