@@ -219,7 +219,7 @@ TEST_CASE("hackbench rows are time-G in group order, and unknown kinds show ever
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("command benchmarks show elapsed-s; user-s and sys-s only with all metrics") {
+TEST_CASE("command benchmarks show elapsed-s, user-s and sys-s only with all metrics") {
   std::vector<fixtures::CellSpec> specs(2);
   specs[0].variant = "a";
   specs[1].variant = "b";

@@ -325,7 +325,7 @@ TEST_CASE("console scanning finds panics, oopses, BUGs and init errors with thei
   CHECK(scan_console("").empty());
 }
 
-TEST_CASE("soft lockups and RCU stalls of a starved guest are noted, not fatal; other BUGs are", "[console]") {
+TEST_CASE("soft lockups and RCU stalls of a starved guest are noted, not fatal, other BUGs are", "[console]") {
   auto f = scan_console(
       "[   40.1] watchdog: BUG: soft lockup - CPU#1 stuck for 23s! [make:812]\n"
       "[   41.0] rcu: INFO: rcu_preempt self-detected stall on CPU\n"
