@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "smtlab/version.hpp"
@@ -13,6 +14,33 @@ int& exit_status() {
   return status;
 }
 }  // namespace smtlab::cli
+
+namespace {
+// CLI11 answers `smtlab nosuch` (and `smtlab kernel nosuch`) with "A subcommand is required":
+// name the word that is not a command and list the ones there are. Empty when the command words
+// are fine (options and what follows the last command word are left to CLI11).
+std::string unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* current = &app;
+  std::string path = "smtlab";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    auto subs = current->get_subcommands([](CLI::App*) { return true; });
+    if (word.empty() || word[0] == '-' || subs.empty()) return "";
+    CLI::App* next = nullptr;
+    std::string names;
+    for (CLI::App* sub : subs) {
+      if (sub->check_name(word)) next = sub;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (next == nullptr)
+      return "'" + word + "' is not a command of " + path + "; the commands are: " + names +
+             " (see " + path + " --help)";
+    path += " " + next->get_name();
+    current = next;
+  }
+  return "";
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace smtlab::cli;
@@ -31,6 +59,10 @@ int main(int argc, char** argv) {
   add_report_command(app);
   add_merge_command(app);
   add_reproduce_command(app);
+  if (auto problem = unknown_command(app, argc, argv); !problem.empty()) {
+    std::cerr << "smtlab: error: " << problem << "\n";
+    return kUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
