@@ -59,6 +59,12 @@ std::string embed_root_of(const std::string& uri) {
 
 }  // namespace
 
+std::string uri_for_records(const std::string& uri) {
+  if (uri.rfind("qemu:///embed", 0) == 0) return uri;  // ?root=DIR names the embedded driver's root
+  auto q = uri.find('?');
+  return q == std::string::npos ? uri : uri.substr(0, q);
+}
+
 std::string libvirt_error() {
   const char* msg = virGetLastErrorMessage();
   return msg ? msg : "";

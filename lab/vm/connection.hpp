@@ -70,6 +70,11 @@ class Connection {
   std::map<std::string, std::shared_ptr<DomainWatch>> watches_;
 };
 
+// The URI without its query (qemu+ssh://root@host/system?keyfile=/root/.ssh/k&no_verify=1 ->
+// qemu+ssh://root@host/system): what records keep, so that key files and transport options of
+// this machine stay out of results directories.
+std::string uri_for_records(const std::string& uri);
+
 // libvirt's last error message ("" when none), for error texts.
 std::string libvirt_error();
 

@@ -12,6 +12,7 @@
 #include "vm/domain_watch.hpp"
 #include "vm/embed_root.hpp"
 #include "vm/interrupt.hpp"
+#include "vm/stream_pump.hpp"
 
 namespace smtlab::vm {
 namespace fs = std::filesystem;
@@ -27,8 +28,20 @@ struct Domain::Impl {
   Clock::time_point started;
   bool destroyed = false;  // destroy() stopped a running guest
   bool done = false;       // destroy() completed
+  // Transport::streams: the console and results port copied into their local files.
+  std::vector<std::unique_ptr<StreamPump>> pumps;
+
+  // After the domain stopped: the last bytes may still be on their way. Bounded.
+  void drain(std::chrono::milliseconds timeout) {
+    auto deadline = Clock::now() + timeout;
+    for (auto& p : pumps)
+      p->wait_finished(std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+                                std::chrono::milliseconds(0)));
+  }
 
   ~Impl() {
+    for (auto& p : pumps) p->stop();
+    pumps.clear();
     if (dom) virDomainFree(dom);
     if (connection && watch) connection->unwatch(spec.name);
   }
@@ -65,7 +78,33 @@ bool domain_gone_in_libvirt(virDomainPtr dom) {
   return state == VIR_DOMAIN_SHUTOFF || state == VIR_DOMAIN_CRASHED;
 }
 
+// Console and results port of a domain started paused: open both streams, start copying, resume.
+constexpr std::uint64_t kConsoleCap = 64ull << 20;
+constexpr std::uint64_t kResultsCap = 1ull << 30;
+
 }  // namespace
+
+void Domain::open_streams(Connection& connection, Impl& impl) {
+  const auto& spec = impl.spec;
+  auto open_one = [&](const std::filesystem::path& file, const char* what, std::uint64_t cap, auto&& opener) {
+    if (file.empty()) return;
+    virStreamPtr st = virStreamNew(connection.raw(), VIR_STREAM_NONBLOCK);
+    if (!st) throw Error("cannot create a stream for the " + std::string(what) + " of " + spec.name + ": " + libvirt_error());
+    if (opener(st) < 0) {
+      std::string why = libvirt_error();
+      virStreamFree(st);
+      throw Error("cannot open the " + std::string(what) + " of " + spec.name + " on " + connection.info().uri + ": " + why);
+    }
+    impl.pumps.push_back(std::make_unique<StreamPump>(st, file, cap, what));
+  };
+  open_one(spec.console_log, "console", kConsoleCap,
+           [&](virStreamPtr st) { return virDomainOpenConsole(impl.dom, nullptr, st, VIR_DOMAIN_CONSOLE_FORCE); });
+  open_one(spec.results_channel, "results port", kResultsCap, [&](virStreamPtr st) {
+    return virDomainOpenChannel(impl.dom, kResultsPort, st, VIR_DOMAIN_CHANNEL_FORCE);
+  });
+  if (virDomainResume(impl.dom) < 0)
+    throw Error("cannot resume " + spec.name + " after opening its streams: " + libvirt_error());
+}
 
 std::string to_string(WaitResult r) {
   switch (r) {
@@ -78,6 +117,7 @@ std::string to_string(WaitResult r) {
 
 std::string StopInfo::describe() const {
   if (!stopped) return "running";
+  if (connection_lost) return "connection to the libvirt host lost";
   if (crashed) return "crashed";
   if (guest_initiated) return "stopped by the guest";
   if (destroyed) return "destroyed";
@@ -127,6 +167,9 @@ Domain Domain::start(Connection& connection, const DomainSpec& spec) {
   // away. libvirt 9.0 refuses it for the embedded driver; there, ~Connection destroys what is
   // left and the guardian covers a killed process.
   unsigned flags = connection.info().embedded ? 0 : VIR_DOMAIN_START_AUTODESTROY;
+  // Streams: started paused, so that nothing the guest prints precedes our readers.
+  const bool streams = spec.transport == Transport::streams;
+  if (streams) flags |= VIR_DOMAIN_START_PAUSED;
   impl->dom = virDomainCreateXML(connection.raw(), impl->xml.c_str(), flags);
   if (!impl->dom) {
     std::string why = libvirt_error();
@@ -136,7 +179,17 @@ Domain Domain::start(Connection& connection, const DomainSpec& spec) {
                 "the domain XML is in the run's log; `virsh -c '" + connection.info().uri +
                     "' domcapabilities` lists what this QEMU supports");
   }
-  if (auto pf = pidfile_for(connection, spec.name); !pf.empty()) impl->pid = read_pidfile(pf);
+  if (connection.info().local)
+    if (auto pf = pidfile_for(connection, spec.name); !pf.empty()) impl->pid = read_pidfile(pf);
+  if (streams) {
+    try {
+      open_streams(connection, *impl);
+    } catch (...) {
+      for (auto& p : impl->pumps) p->stop();
+      virDomainDestroy(impl->dom);
+      throw;
+    }
+  }
   return Domain(std::move(impl));
 }
 
@@ -148,9 +201,30 @@ double Domain::uptime_s() const {
   return std::chrono::duration<double>(Clock::now() - impl_->started).count();
 }
 
+// A dead connection sends no more events: its guests count as stopped (a remote libvirtd
+// destroys them: AUTODESTROY).
+static bool mark_if_connection_lost(Connection& connection, DomainWatch& w) {
+  if (virConnectIsAlive(connection.raw()) != 0) return false;
+  std::lock_guard lock(w.mutex);
+  if (!w.stopped) {
+    w.stopped = true;
+    w.connection_lost = true;
+    w.events.push_back("stopped/connection-lost");
+  }
+  return true;
+}
+
 bool Domain::is_stopped() const {
-  std::lock_guard lock(impl_->watch->mutex);
-  return impl_->watch->stopped;
+  bool stopped;
+  {
+    std::lock_guard lock(impl_->watch->mutex);
+    stopped = impl_->watch->stopped;
+  }
+  if (!stopped && !impl_->connection->info().embedded)
+    stopped = mark_if_connection_lost(*impl_->connection, *impl_->watch);
+  if (!stopped) return false;
+  impl_->drain(std::chrono::seconds(3));  // streams: the guest's last output is in the files
+  return true;
 }
 
 StopInfo Domain::stop_info() const {
@@ -161,6 +235,7 @@ StopInfo Domain::stop_info() const {
   s.guest_initiated = w.shutdown_seen || w.stop_detail == VIR_DOMAIN_EVENT_STOPPED_SHUTDOWN;
   s.crashed = w.crashed;
   s.destroyed = impl_->destroyed;
+  s.connection_lost = w.connection_lost;
   s.events = w.events;
   return s;
 }
@@ -174,17 +249,28 @@ WaitResult Domain::wait_stopped(std::chrono::milliseconds timeout) {
     {
       std::unique_lock lock(w.mutex);
       auto slice = std::min<Clock::time_point>(deadline, Clock::now() + std::chrono::milliseconds(100));
-      if (w.changed.wait_until(lock, slice, [&] { return w.stopped; })) return WaitResult::stopped;
+      if (w.changed.wait_until(lock, slice, [&] { return w.stopped; })) {
+        lock.unlock();
+        impl_->drain(std::chrono::seconds(3));
+        return WaitResult::stopped;
+      }
     }
     if (interrupted()) return WaitResult::interrupted;
     if (Clock::now() >= deadline) return WaitResult::timeout;
     if (Clock::now() >= next_poll) {
       // Belt and braces: if an event was lost (connection trouble), ask libvirt directly.
       next_poll = Clock::now() + std::chrono::seconds(2);
+      if (mark_if_connection_lost(*impl_->connection, w)) {
+        impl_->drain(std::chrono::seconds(3));
+        return WaitResult::stopped;
+      }
       if (domain_gone_in_libvirt(impl_->dom)) {
-        std::lock_guard lock(w.mutex);
-        w.stopped = true;
-        w.events.push_back("stopped/polled");
+        {
+          std::lock_guard lock(w.mutex);
+          w.stopped = true;
+          w.events.push_back("stopped/polled");
+        }
+        impl_->drain(std::chrono::seconds(3));
         return WaitResult::stopped;
       }
     }
@@ -229,6 +315,9 @@ void Domain::destroy() {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  // Streams end when QEMU closes the guest's devices; whatever is still unsaid after that is lost.
+  impl.drain(std::chrono::seconds(3));
+  for (auto& p : impl.pumps) p->stop();
   {
     std::lock_guard lock(impl.watch->mutex);
     impl.watch->stopped = true;

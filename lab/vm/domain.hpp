@@ -23,8 +23,9 @@ struct StopInfo {
   bool guest_initiated = false;
   bool crashed = false;        // libvirt saw a crash (or QEMU failed)
   bool destroyed = false;      // destroy() had to stop it
+  bool connection_lost = false;  // the connection to a remote libvirtd died (AUTODESTROY ends the guest)
   std::vector<std::string> events;  // lifecycle events in order ("started/0", "shutdown/1", ...)
-  std::string describe() const;     // "powered off", "destroyed", "crashed", "running"
+  std::string describe() const;     // "powered off", "destroyed", "crashed", "running", ...
 };
 
 class Domain {
@@ -56,6 +57,7 @@ class Domain {
  private:
   struct Impl;
   explicit Domain(std::unique_ptr<Impl> impl);
+  static void open_streams(Connection& connection, Impl& impl);
   std::unique_ptr<Impl> impl_;
 };
 

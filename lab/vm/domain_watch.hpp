@@ -14,6 +14,7 @@ struct DomainWatch {
   bool shutdown_seen = false;  // guest asked to power off
   bool crashed = false;        // VIR_DOMAIN_EVENT_CRASHED or STOPPED_CRASHED/FAILED
   int stop_detail = -1;        // VIR_DOMAIN_EVENT_STOPPED_* detail
+  bool connection_lost = false;  // the (remote) connection died: its libvirtd destroys the guest
   std::vector<std::string> events;  // "started/booted", "shutdown/guest", "stopped/shutdown", ...
 };
 

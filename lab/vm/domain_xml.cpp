@@ -107,6 +107,9 @@ std::string domain_xml(const DomainSpec& s) {
   require_absolute(s.console_log, "console_log", false);
   require_absolute(s.results_channel, "results_channel", false);
   require_absolute(s.control_socket, "control_socket", false);
+  if (s.transport == Transport::streams && !s.control_socket.empty())
+    throw Error("domain spec: a control socket is a file on the libvirt host; it cannot be used with "
+                "stream transport (remote hosts)");
   if (!s.control_socket.empty() && s.control_socket.string().size() >= 108)
     throw Error("domain spec: control socket path is " +
                     std::to_string(s.control_socket.string().size()) +
@@ -174,13 +177,26 @@ std::string domain_xml(const DomainSpec& s) {
   if (s.network) {
     add("    <interface type='user'><model type='virtio'/></interface>");
   }
-  if (!s.console_log.empty()) {
+  const bool streams = s.transport == Transport::streams;
+  if (!s.console_log.empty() && streams) {
+    // smtlab reads it through virDomainOpenConsole: no path of either host in the XML.
+    add("    <serial type='pty'>");
+    add("      <target port='0'/>");
+    add("    </serial>");
+  } else if (!s.console_log.empty()) {
     add("    <serial type='file'>");
     add("      <source path='" + esc(s.console_log) + "'/>");  // truncated at start: no stale panics
     add("      <target port='0'/>");
     add("    </serial>");
   }
-  if (!s.results_channel.empty()) {
+  if (!s.results_channel.empty() && streams) {
+    // virDomainOpenChannel takes UNIX socket channels only (libvirt 9.0: "not using a UNIX
+    // socket" for pty); without a path libvirt makes one in the domain's own channel directory.
+    add("    <channel type='unix'>");
+    add("      <source mode='bind'/>");
+    add(std::string("      <target type='virtio' name='") + kResultsPort + "'/>");
+    add("    </channel>");
+  } else if (!s.results_channel.empty()) {
     add("    <channel type='file'>");
     add("      <source path='" + esc(s.results_channel) + "'/>");
     add(std::string("      <target type='virtio' name='") + kResultsPort + "'/>");

@@ -11,6 +11,13 @@ namespace smtlab::vm {
 enum class Accel { kvm, tcg };
 std::string to_string(Accel accel);  // "kvm" | "tcg"
 
+// How the serial console and the results port leave the guest. files: libvirt writes them to
+// console_log / results_channel on the libvirt host (the same machine when the connection is
+// local). streams: a pty console and a UNIX socket channel whose path libvirt chooses on its
+// host, read by smtlab through virDomainOpenConsole/OpenChannel streams and written to
+// console_log / results_channel on this machine (remote hosts).
+enum class Transport { files, streams };
+
 struct VcpuTopology {
   int sockets = 1, dies = 1, cores = 1, threads = 1;
   int count() const { return sockets * dies * cores * threads; }
@@ -25,13 +32,14 @@ struct DomainSpec {
   Accel accel = Accel::tcg;
   std::string cpu_model = "Nehalem";  // used under TCG; KVM uses host-passthrough
   std::string machine = "q35";
+  Transport transport = Transport::files;
   std::filesystem::path kernel;  // required, absolute (paths are the libvirt host's paths)
   std::filesystem::path initrd;  // optional
   std::string cmdline;
   std::filesystem::path disk;             // optional qcow2 overlay, attached as virtio vda
   std::filesystem::path console_log;      // optional: serial console written to this file (truncated at start)
   std::filesystem::path results_channel;  // optional: virtio port org.smtlab.results.0 -> file
-  std::filesystem::path control_socket;   // optional: virtio port org.smtlab.control.0 <- unix socket (bind)
+  std::filesystem::path control_socket;   // optional: virtio port org.smtlab.control.0 <- unix socket (bind); files only
   std::vector<std::string> vcpu_pins;     // empty, or one host cpuset per vCPU ("" = unpinned)
   std::string emulator_pin;               // "" = unpinned
   bool network = false;                   // user-mode virtio NIC when true
