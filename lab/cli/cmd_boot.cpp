@@ -18,6 +18,8 @@ void add_boot_command(CLI::App& app) {
       ->required()
       ->allow_extra_args(false);
   cmd->add_option("--connect", opt->boot.connect, "libvirt URI (default: the embedded QEMU driver)");
+  cmd->add_option("--remote-dir", opt->boot.remote_dir,
+                  "Remote libvirt hosts: directory of the staging pool there (default /var/lib/smtlab/staging)");
   cmd->add_flag("--keep", opt->boot.keep, "Keep the console logs and result streams");
   cmd->add_option("command", opt->boot.argv, "Command to run in the guest (after --); default: uname -r");
   cmd->callback([opt] {

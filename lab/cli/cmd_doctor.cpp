@@ -29,12 +29,16 @@ void add_doctor_command(CLI::App& app) {
   cmd->add_option("--connect", *connect, "libvirt URI to check (default: the embedded QEMU driver)");
   cmd->callback([connect] {
     std::vector<Line> lines;
-    for (const auto& c : vm::host_checks())
-      lines.push_back({c.ok ? (c.warning ? "WARN" : "OK") : "FAIL", c.name, c.detail, c.hint});
+    std::vector<Line> connection_lines;
+    bool remote = false;
     try {
       auto conn = vm::Connection::open(*connect);
       const auto& i = conn->info();
-      lines.push_back({"OK", "libvirt connection", i.uri + " opens", ""});
+      remote = !i.local;
+      auto& lines = connection_lines;
+      lines.push_back({"OK", "libvirt connection",
+                       i.uri + " opens" + (remote ? " (remote host " + i.hostname + ": what follows is that host's)" : ""),
+                       ""});
       lines.push_back({"OK", "versions", "QEMU " + i.qemu_version + ", libvirt " + i.libvirt_version, ""});
       lines.push_back({i.accel == vm::Accel::kvm ? "OK" : "WARN", "accelerator",
                        i.accel == vm::Accel::kvm ? "KVM (guest CPU host-passthrough)"
@@ -42,9 +46,14 @@ void add_doctor_command(CLI::App& app) {
                        "for speed, give the machine (or container: --device /dev/kvm) a usable /dev/kvm"});
       lines.push_back({"OK", "host CPUs", i.host.describe() + (i.host_cpu_name.empty() ? "" : ", " + i.host_cpu_name), ""});
     } catch (const std::exception& e) {
-      lines.push_back({"FAIL", "libvirt connection", e.what(),
-                       "install libvirt-daemon-driver-qemu and qemu-system-x86 (./smtlab does), or check --connect"});
+      connection_lines.push_back({"FAIL", "libvirt connection", e.what(),
+                                  "install libvirt-daemon-driver-qemu and qemu-system-x86 (./smtlab does), or check --connect"});
     }
+    // QEMU, the driver and /dev/kvm of this machine matter only when guests run here.
+    if (!remote)
+      for (const auto& c : vm::host_checks())
+        lines.push_back({c.ok ? (c.warning ? "WARN" : "OK") : "FAIL", c.name, c.detail, c.hint});
+    lines.insert(lines.end(), connection_lines.begin(), connection_lines.end());
     for (const char* tool : {"qemu-img", "mmdebstrap", "mke2fs", "apt-get", "dpkg-deb", "busybox"}) {
       auto path = find_program(tool);
       lines.push_back({path ? "OK" : "FAIL", tool, path ? path->string() : "not found",

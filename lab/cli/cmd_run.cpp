@@ -1,4 +1,4 @@
-// smtlab run RECIPE [-o DIR] [--cells FILTER] [--iterations N] [--resume] [--connect URI] [--shard K/N]
+// smtlab run RECIPE [-o DIR] [--cells FILTER] [--iterations N] [--resume] [--connect URI] [--remote-dir DIR] [--shard K/N]
 #include <unistd.h>
 
 #include <iostream>
@@ -27,7 +27,7 @@ static std::pair<int, int> parse_shard(const std::string& text) {
 
 void add_run_command(CLI::App& app) {
   struct Options {
-    std::string recipe, output, connect, shard;
+    std::string recipe, output, connect, shard, remote_dir;
     std::vector<std::string> cells;
     int iterations = 0;
     bool resume = false, no_compare = false;
@@ -42,6 +42,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--iterations", opt->iterations, "Override every benchmark's iterations")->check(CLI::Range(1, 1000));
   cmd->add_flag("--resume", opt->resume, "Finish an interrupted run in -o DIR without redoing finished cells");
   cmd->add_option("--connect", opt->connect, "libvirt URI (default: the embedded QEMU driver, no daemon)");
+  cmd->add_option("--remote-dir", opt->remote_dir,
+                  "Remote libvirt hosts: directory of the staging pool there (default /var/lib/smtlab/staging)");
   cmd->add_option("--shard", opt->shard, "Run only shard K of N of the cells (K/N), for fan-out over machines");
   cmd->add_flag("--no-compare", opt->no_compare, "Do not print the comparison at the end");
   add_compare_flags(cmd, opt->compare, false);
@@ -58,6 +60,7 @@ void add_run_command(CLI::App& app) {
     if (ro.resume && ro.output.empty())
       throw Error("--resume needs the results directory of the run to finish", "add -o DIR");
     ro.connect = opt->connect;
+    ro.remote_dir = opt->remote_dir;
     ro.live_progress = ::isatty(2);
     auto summary = run::run_recipe(recipe, ro);
     std::cerr << "smtlab: " << summary.cells << " cells: " << summary.ok << " ok, " << summary.failed << " failed"

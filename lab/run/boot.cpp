@@ -75,7 +75,6 @@ int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
   const auto& cell = plan.cells[0];
   auto connection = vm::Connection::open(options.connect);
   note(connection->describe());
-  require_local_host(*connection);
   cache::Cache cache;
   auto artifacts = prepare_artifacts(recipe, plan, cache);
 
@@ -92,6 +91,7 @@ int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
   config.stream_log = [&](int vm) { return dir / ("stream-vm" + std::to_string(vm) + ".jsonl"); };
   config.boot_timeout_s = recipe.timeouts.boot_s;
   config.cell_timeout_s = recipe.timeouts.cell_s;
+  config.remote_dir = options.remote_dir;
   note(fmt::format("booting cell {} ({} {} {}, {} VM(s) of {})", cell.id, cell.variant.name, cell.kernel.name,
                    cell.topology.name, cell.topology.vms, cell.topology.shape()));
   PrintingObserver observer(cell.topology.vms);

@@ -12,6 +12,7 @@ struct BootOptions {
   std::vector<std::string> cell;  // cell id prefix / variant=X / topology=Y filters: exactly one cell
   std::vector<std::string> argv;  // empty: uname -r
   std::string connect;
+  std::string remote_dir;         // remote URIs: the staging directory there ("": the default)
   bool keep = false;              // keep the console logs and streams (always kept on failure)
 };
 

@@ -13,10 +13,12 @@
 #include "run/job_builder.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/sha256.hpp"
 #include "vm/console.hpp"
 #include "vm/domain.hpp"
 #include "vm/interrupt.hpp"
 #include "vm/pinning.hpp"
+#include "vm/staging.hpp"
 #include "vm/topology_check.hpp"
 
 namespace smtlab::run {
@@ -98,15 +100,6 @@ struct VmState {
 
 }  // namespace
 
-void require_local_host(const vm::Connection& connection) {
-  if (!connection.info().local)
-    throw Error("cannot run guests on the remote libvirt host " + connection.info().uri +
-                    ": smtlab hands each guest its kernel, initrd, disk overlay, console and results "
-                    "port as files on this machine, and does not stage them on another host yet",
-                "run smtlab on that host (ssh HOST ./smtlab run RECIPE), or spread a recipe over "
-                "several hosts with `smtlab run --shard K/N` on each and `smtlab merge`");
-}
-
 SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer) {
   const auto& cell = *config.cell;
   const auto& topo = cell.topology;
@@ -138,22 +131,46 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
 
   std::vector<vm::DomainSpec> specs;
   std::vector<VmState> state(static_cast<size_t>(vms));
+  // A remote libvirt host gets the kernel, the base image (each uploaded once, named by content),
+  // and per VM the job initrd and a qcow2 overlay (deleted when the cell ends: `staged` outlives
+  // `group` below) in its staging pool; console and results port come back over streams.
+  const bool remote = !connection.info().local;
+  std::unique_ptr<vm::Staging> staging;
+  std::vector<vm::StagedVolume> staged;
+  std::filesystem::path remote_kernel, remote_base;
   try {
+    if (remote) {
+      staging = vm::Staging::open(connection, config.remote_dir.empty() ? std::filesystem::path(vm::kDefaultRemoteDir)
+                                                                        : config.remote_dir);
+      const auto& vmlinuz = config.kernel->kernel.vmlinuz;
+      remote_kernel = staging->ensure_uploaded(vm::kernel_volume_name(sha256_file(vmlinuz)), vmlinuz);
+      remote_base = staging->ensure_uploaded(vm::image_volume_name(config.image->digest), config.image->qcow2);
+    }
     for (int k = 0; k < vms; ++k) {
       auto initrd = config.work_dir / ("vm" + std::to_string(k) + ".initrd");
       auto overlay = config.work_dir / ("vm" + std::to_string(k) + ".qcow2");
       image::write_initrd_with_job(config.kernel->initramfs.path, protocol::to_json(config.jobs[k]).dump(), initrd);
-      image::create_overlay(config.image->qcow2, overlay);
       vm::DomainSpec spec;
       spec.name = vm::unique_domain_name(cell.id, k);
       spec.topology = vtopo;
       spec.memory_mib = topo.memory_mib;
       spec.accel = connection.info().accel;
       spec.cpu_model = connection.info().guest_cpu_model;
-      spec.kernel = config.kernel->kernel.vmlinuz;
-      spec.initrd = initrd;
       spec.cmdline = cmdline;
-      spec.disk = overlay;
+      if (remote) {
+        staged.push_back(staging->upload_temporary(vm::vm_volume_name(spec.name, "initrd"), initrd));
+        spec.initrd = staged.back().path();
+        std::filesystem::remove(initrd);
+        staged.push_back(staging->create_overlay(vm::vm_volume_name(spec.name, "qcow2"), remote_base));
+        spec.disk = staged.back().path();
+        spec.kernel = remote_kernel;
+        spec.transport = vm::Transport::streams;
+      } else {
+        image::create_overlay(config.image->qcow2, overlay);
+        spec.kernel = config.kernel->kernel.vmlinuz;
+        spec.initrd = initrd;
+        spec.disk = overlay;
+      }
       spec.console_log = config.console_log(k);
       spec.results_channel = config.stream_log(k);
       std::filesystem::remove(spec.results_channel);
@@ -167,6 +184,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
     }
   } catch (const Error& e) {
     outcome.error = std::string("preparing the guests: ") + e.what();
+    outcome.interrupted = vm::interrupted();
     std::filesystem::remove_all(config.work_dir);
     return outcome;
   }

@@ -1,8 +1,10 @@
 #pragma once
-// One cell's guests from start to teardown: overlays and job initrds made, domains started in
-// the cell's topology and pinning, their record streams parsed as they grow, consoles watched
-// for panics, timeouts enforced, the guest topology verified, and every domain destroyed on every
-// path. Records go to an observer (the runner writes results; `smtlab boot` prints output).
+// One cell's guests from start to teardown: overlays and job initrds made (on a remote libvirt
+// host: staged there through its storage pool, console and results port read over streams),
+// domains started in the cell's topology and pinning, their record streams parsed as they grow,
+// consoles watched for panics, timeouts enforced, the guest topology verified, and every domain
+// destroyed on every path. Records go to an observer (the runner writes results; `smtlab boot`
+// prints output).
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -39,6 +41,8 @@ struct SessionConfig {
   // booted again this many times; nothing was measured yet. The failed attempts' console and
   // stream logs are kept with an ".attempt-N" suffix and named in the outcome's notes.
   int boot_retries = 1;
+  // Remote libvirt hosts only: the directory of the staging pool there ("": vm::kDefaultRemoteDir).
+  std::filesystem::path remote_dir;
 };
 
 struct SessionOutcome {
@@ -56,11 +60,6 @@ struct SessionOutcome {
   // counts, but its measurements were disturbed (e.g. the host starved the guest's vCPUs).
   std::vector<std::string> disturbances;
 };
-
-// Throws unless the connection's guests run on this machine (embedded, qemu:///system, ...):
-// guests get their kernel, initrd, overlay, console and results port as local files, and nothing
-// stages them on a remote host yet.
-void require_local_host(const vm::Connection& connection);
 
 SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer);
 // One attempt, without the boot retries.

@@ -19,6 +19,7 @@
 #include "util/paths.hpp"
 #include "vm/connection.hpp"
 #include "vm/interrupt.hpp"
+#include "vm/staging.hpp"
 
 namespace smtlab::run {
 namespace {
@@ -134,7 +135,10 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
   const auto& info = connection->info();
   summary.accel = vm::to_string(info.accel);
   note(connection->describe());
-  require_local_host(*connection);
+  if (!info.local)
+    note("remote libvirt host " + info.hostname + ": guest files are staged in " +
+         (options.remote_dir.empty() ? std::string(vm::kDefaultRemoteDir) : options.remote_dir.string()) +
+         " there; guests are destroyed by that libvirtd if this process or its connection dies");
   if (info.accel == vm::Accel::tcg)
     note("no usable KVM: guests run under TCG (software emulation); numbers are for this emulated machine");
 
@@ -161,9 +165,10 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
         {"libvirt_cpu_model", info.host.cpu_model},
         {"cpus", info.host.cpus.size()},
         {"topology", info.host.describe()},
-        {"threads_per_core", info.host.threads_per_core()}}},
+        {"threads_per_core", info.host.threads_per_core()},
+        {"remote", !info.local}}},
       {"versions", {{"qemu", info.qemu_version}, {"libvirt", info.libvirt_version}}},
-      {"connection", info.uri},
+      {"connection", vm::uri_for_records(info.uri)},
       {"accel", summary.accel},
       {"guest_cpu_model", info.guest_cpu_model},
   };
@@ -219,6 +224,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     config.stream_log = [&](int vm) { return writer->cell_dir(cell.id) / ("stream-vm" + std::to_string(vm) + ".jsonl"); };
     config.boot_timeout_s = recipe.timeouts.boot_s;
     config.cell_timeout_s = recipe.timeouts.cell_s;
+    config.remote_dir = options.remote_dir;
 
     ResultsObserver observer(*writer, cell.id, progress);
     auto outcome = run_guests(*connection, config, observer);

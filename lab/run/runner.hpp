@@ -18,6 +18,7 @@ struct RunOptions {
   plan::PlanOptions plan;
   bool resume = false;          // output must hold an unfinished run of the same recipe
   std::string connect;          // libvirt URI; empty: the embedded driver
+  std::filesystem::path remote_dir;  // remote URIs: staging directory there; empty: vm::kDefaultRemoteDir
   bool live_progress = false;   // a redrawn status line (terminals)
   // Reproduction: exact Debian package versions per kernel name, and the sha256 / digest the
   // artifacts must have (the run refuses to start otherwise).
