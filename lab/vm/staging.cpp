@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <vector>
 
 #include "util/error.hpp"
@@ -81,6 +82,36 @@ std::string vm_volume_name(std::string_view domain, std::string_view suffix) {
   if (name.find(' ') != std::string::npos)
     throw Error("staging: volume name '" + name + "' contains a space");
   return name;
+}
+
+std::string domain_of_vm_volume(std::string_view volume) {
+  std::string_view stem;
+  for (std::string_view suffix : {".initrd", ".qcow2"}) {
+    if (volume.size() > suffix.size() && volume.substr(volume.size() - suffix.size()) == suffix)
+      stem = volume.substr(0, volume.size() - suffix.size());
+  }
+  // smtlab-<cell>-vm<N>-<6 hex> (unique_domain_name)
+  if (stem.rfind("smtlab-", 0) != 0 || stem.size() < 7 + 1 + 4 + 7) return {};
+  auto hex = stem.substr(stem.size() - 6);
+  if (!all_of_set(hex, kHex) || stem[stem.size() - 7] != '-') return {};
+  auto rest = stem.substr(0, stem.size() - 7);  // smtlab-<cell>-vm<N>
+  auto vm = rest.rfind("-vm");
+  if (vm == std::string_view::npos || vm + 3 >= rest.size() || !all_of_set(rest.substr(vm + 3), "0123456789") ||
+      vm <= 7)
+    return {};
+  return std::string(stem);
+}
+
+double volume_mtime(std::string_view xml) {
+  auto open = xml.find("<mtime>");
+  if (open == std::string_view::npos) return -1;
+  open += 7;
+  auto close = xml.find("</mtime>", open);
+  if (close == std::string_view::npos) return -1;
+  std::string text(xml.substr(open, close - open));
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  return end && *end == '\0' && !text.empty() ? v : -1;
 }
 
 std::string upload_volume_xml(const std::string& name, std::uint64_t bytes) {
@@ -171,7 +202,31 @@ std::unique_ptr<Staging> Staging::open(Connection& connection, const fs::path& d
     throw Error("cannot start the storage pool at " + s->dir_.string() + " on " + uri + ": " + why);
   }
   if (const char* n = virStoragePoolGetName(s->pool_)) s->pool_name_ = n;
+  s->sweep_stale();
   return s;
+}
+
+void Staging::sweep_stale() {
+  virStorageVolPtr* vols = nullptr;
+  int n = virStoragePoolListAllVolumes(pool_, &vols, 0);
+  const double now = static_cast<double>(std::time(nullptr));
+  for (int i = 0; i < n; ++i) {
+    const char* name = virStorageVolGetName(vols[i]);
+    std::string domain = name ? domain_of_vm_volume(name) : "";
+    if (!domain.empty()) {
+      virDomainPtr d = virDomainLookupByName(connection_->raw(), domain.c_str());
+      if (d) {
+        virDomainFree(d);  // its guest still runs (another smtlab's cell)
+      } else if (char* xml = virStorageVolGetXMLDesc(vols[i], 0)) {
+        double mtime = volume_mtime(xml);
+        free(xml);
+        // Old enough that no smtlab is between uploading it and starting its domain.
+        if (mtime > 0 && now - mtime > 600) virStorageVolDelete(vols[i], 0);
+      }
+    }
+    virStorageVolFree(vols[i]);
+  }
+  free(vols);
 }
 
 Staging::~Staging() {

@@ -32,6 +32,11 @@ std::string image_volume_name(std::string_view digest);
 std::string complete_marker_name(std::string_view volume, std::uint64_t bytes);
 // "<domain>.<suffix>" for one guest's files ("initrd", "qcow2"); the domain name is unique.
 std::string vm_volume_name(std::string_view domain, std::string_view suffix);
+// The domain a per-VM volume belongs to ("smtlab-<cell>-vm<N>-<6 hex>.initrd|.qcow2" ->
+// "smtlab-<cell>-vm<N>-<6 hex>"), "" for any other name (kernels, images, markers, others').
+std::string domain_of_vm_volume(std::string_view volume);
+// The <mtime> (seconds since the epoch) of a volume's XML description; -1 when absent.
+double volume_mtime(std::string_view volume_xml);
 
 // A raw volume of `bytes` (sparse: allocation 0) that an upload fills.
 std::string upload_volume_xml(const std::string& name, std::uint64_t bytes);
@@ -62,6 +67,8 @@ class Staging {
  public:
   // Finds the pool whose target is `dir` on the connection's host, or creates a transient one
   // (building the directory). Throws smtlab::Error with libvirt's message and what to do.
+  // Per-VM volumes left by an smtlab that was killed or lost its connection mid-cell (their
+  // domain is gone and they are older than 10 minutes) are deleted then.
   static std::unique_ptr<Staging> open(Connection& connection, const std::filesystem::path& dir);
   ~Staging();
   Staging(const Staging&) = delete;
@@ -82,6 +89,7 @@ class Staging {
   Staging() = default;
   void upload(const std::string& volume, const std::filesystem::path& local, std::uint64_t bytes);
   void remove_volume(const std::string& volume);
+  void sweep_stale();
 
   Connection* connection_ = nullptr;
   virStoragePoolPtr pool_ = nullptr;

@@ -111,6 +111,29 @@ TEST_CASE("staging: kernels and images are named by content, per-VM files by the
   CHECK_THROWS(vm_volume_name("has space", "initrd"));
 }
 
+TEST_CASE("staging: per-VM volumes are told from kernels, images, markers and others' files", "[staging]") {
+  CHECK(domain_of_vm_volume("smtlab-7922b7e0fa0f-vm0-8cc710.initrd") == "smtlab-7922b7e0fa0f-vm0-8cc710");
+  CHECK(domain_of_vm_volume("smtlab-7922b7e0fa0f-vm12-8cc710.qcow2") == "smtlab-7922b7e0fa0f-vm12-8cc710");
+  CHECK(domain_of_vm_volume("smtlab-a-b-vm1-abcdef.qcow2") == "smtlab-a-b-vm1-abcdef");
+  CHECK(domain_of_vm_volume(vm_volume_name(unique_domain_name("c1", 3), "initrd")).rfind("smtlab-c1-vm3-", 0) == 0);
+  CHECK(domain_of_vm_volume("kernel-" + std::string(64, 'a')).empty());
+  CHECK(domain_of_vm_volume("image-0123456789abcdef.qcow2").empty());
+  CHECK(domain_of_vm_volume("image-0123456789abcdef.qcow2.complete-12").empty());
+  CHECK(domain_of_vm_volume("smtlab-c-vm0-8cc710.initrd.complete-1").empty());
+  CHECK(domain_of_vm_volume("smtlab-c-vm0-8cc71.qcow2").empty());   // 5 hex
+  CHECK(domain_of_vm_volume("smtlab-c-vmx-8cc710.qcow2").empty());
+  CHECK(domain_of_vm_volume("smtlab--vm0-8cc710.qcow2").empty());    // no cell
+  CHECK(domain_of_vm_volume("mydisk.qcow2").empty());
+}
+
+TEST_CASE("staging: a volume's mtime from its XML", "[staging]") {
+  CHECK(volume_mtime("<volume><target><timestamps><atime>1.5</atime><mtime>1764748800.123456789</mtime>"
+                     "</timestamps></target></volume>") == Approx(1764748800.123456789));
+  CHECK(volume_mtime("<volume/>") == -1);
+  CHECK(volume_mtime("<mtime>soon</mtime>") == -1);
+  CHECK(volume_mtime("<mtime></mtime>") == -1);
+}
+
 TEST_CASE("staging: volume XML for uploads and overlays", "[staging]") {
   auto up = upload_volume_xml("kernel-x", 12345);
   CHECK(has(up, "<name>kernel-x</name>"));
