@@ -21,7 +21,13 @@ stats() {
 median() { printf '%s\n' "$@" | grep -E '^-?[0-9]+(\.[0-9]+)?$' | sort -g | awk '{v[NR]=$1} END{if(NR==0){print "nan"; exit} printf "%.3f\n", NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 machine_line() {
-  local kvm=no; [[ -w /dev/kvm ]] && kvm=yes
+  local kvm=no
+  if [[ -w /dev/kvm ]]; then
+    kvm=yes
+    # smtlab does not use a PVM /dev/kvm (Debian kernels do not boot there): guests get TCG.
+    [[ -e /sys/module/kvm_pvm ]] && kvm="no (/dev/kvm is PVM: TCG)"
+    [[ ${SMTLAB_ACCEL:-} == tcg ]] && kvm="no (SMTLAB_ACCEL=tcg)"
+  fi
   echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), KVM usable: $kvm, load $(loadavg)"
 }
 

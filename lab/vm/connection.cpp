@@ -59,6 +59,30 @@ std::string embed_root_of(const std::string& uri) {
 
 }  // namespace
 
+AccelChoice choose_accel(const std::string& requested, bool kvm_offered, bool pvm) {
+  if (requested == "tcg") {
+    AccelChoice c{Accel::tcg, kvm_offered ? "SMTLAB_ACCEL=tcg asks for TCG" : ""};
+    return c;
+  }
+  if (requested == "kvm") {
+    if (!kvm_offered)
+      throw Error("SMTLAB_ACCEL=kvm, but libvirt offers no usable KVM here",
+                  "check /dev/kvm (smtlab doctor), or unset SMTLAB_ACCEL to run under TCG");
+    return {Accel::kvm, ""};
+  }
+  if (!requested.empty() && requested != "auto")
+    throw Error("SMTLAB_ACCEL='" + requested + "' is not one of auto, kvm, tcg",
+                "unset it (auto: KVM when usable), or set it to kvm or tcg");
+  if (!kvm_offered) return {Accel::tcg, ""};
+  if (pvm)
+    return {Accel::tcg,
+            "this host's KVM is PVM (module kvm_pvm), which boots only kernels built as PVM guests "
+            "(SMTLAB_ACCEL=kvm to try it anyway)"};
+  return {Accel::kvm, ""};
+}
+
+bool host_kvm_is_pvm() { return std::filesystem::exists("/sys/module/kvm_pvm"); }
+
 std::string uri_for_records(const std::string& uri) {
   if (uri.rfind("qemu:///embed", 0) == 0) return uri;  // ?root=DIR names the embedded driver's root
   auto q = uri.find('?');
@@ -141,14 +165,17 @@ std::unique_ptr<Connection> Connection::open(const std::string& requested) {
     info.hostname = host;
     free(host);
   }
+  bool kvm_offered = false;
   if (char* kvm = virConnectGetDomainCapabilities(c->conn_, nullptr, "x86_64", nullptr, "kvm", 0)) {
     free(kvm);
-    info.accel = Accel::kvm;
-    info.guest_cpu_model = "host-passthrough";
-  } else {
-    info.accel = Accel::tcg;
-    info.guest_cpu_model = kDefaultTcgCpuModel;
+    kvm_offered = true;
   }
+  // /sys of this machine says nothing about a remote host's KVM.
+  const char* accel_env = getenv("SMTLAB_ACCEL");
+  auto choice = choose_accel(accel_env ? accel_env : "", kvm_offered, info.local && host_kvm_is_pvm());
+  info.accel = choice.accel;
+  info.accel_reason = choice.reason;
+  info.guest_cpu_model = info.accel == Accel::kvm ? "host-passthrough" : kDefaultTcgCpuModel;
   char* caps = virConnectGetCapabilities(c->conn_);
   if (!caps) throw Error("libvirt: cannot read host capabilities from " + uri + ": " + libvirt_error());
   std::string caps_xml = caps;
@@ -185,6 +212,7 @@ Connection::~Connection() {
 std::string Connection::describe() const {
   std::string accel = info_.accel == Accel::kvm ? "kvm (host-passthrough)"
                                                 : "tcg (" + info_.guest_cpu_model + ")";
+  if (!info_.accel_reason.empty()) accel += " because " + info_.accel_reason;
   return fmt::format("{}: {} {}, libvirt {}, {}, host {}", info_.uri, info_.hypervisor,
                      info_.qemu_version, info_.libvirt_version, accel, info_.host.describe());
 }

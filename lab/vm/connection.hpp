@@ -21,7 +21,8 @@ struct ConnectionInfo {
   bool embedded = false;              // qemu:///embed: QEMU runs as our child, dies with us
   std::filesystem::path embed_root;   // embedded only
   bool local = true;                  // XML paths are this machine's paths
-  Accel accel = Accel::tcg;           // kvm when libvirt offers a usable KVM domain type
+  Accel accel = Accel::tcg;           // see choose_accel
+  std::string accel_reason;           // why not KVM, when libvirt offers it ("" otherwise)
   std::string guest_cpu_model;        // "host-passthrough" (kvm) or the TCG model ("Nehalem")
   std::string hypervisor;             // "QEMU"
   std::string qemu_version;           // "7.2.22" (virConnectGetVersion)
@@ -34,6 +35,20 @@ struct ConnectionInfo {
 // Under TCG this CPU model shows SMT siblings to both Debian 6.1 and 6.12 guests
 // (qemu64 and max do not everywhere: see lab-facts.md).
 inline constexpr const char* kDefaultTcgCpuModel = "Nehalem";
+
+// Which accelerator guests get. `requested` is $SMTLAB_ACCEL: "" or "auto" (KVM when libvirt
+// offers it and it is not PVM), "kvm" (KVM or an error), "tcg" (always TCG, e.g. to measure
+// what a no-KVM runner measures). `pvm`: this host's /dev/kvm is PVM (module kvm_pvm, a
+// nested hypervisor without VMX that boots only kernels built as PVM guests; a Debian kernel
+// hangs there without a console line). Throws smtlab::Error for a bad value or an impossible "kvm".
+struct AccelChoice {
+  Accel accel = Accel::tcg;
+  std::string reason;  // why TCG although libvirt offers KVM; "" otherwise
+};
+AccelChoice choose_accel(const std::string& requested, bool kvm_offered, bool pvm);
+
+// True when the KVM of this machine is PVM (/sys/module/kvm_pvm exists).
+bool host_kvm_is_pvm();
 
 struct DomainWatch;  // lifecycle state of one domain, fed by libvirt events (domain.cpp)
 

@@ -4,9 +4,12 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 
+#include "util/error.hpp"
 #include "util/process.hpp"
+#include "vm/connection.hpp"
 
 namespace smtlab::vm {
 
@@ -39,7 +42,18 @@ std::vector<HostCheck> host_checks() {
     HostCheck c{"kvm"};
     c.ok = true;
     if (access("/dev/kvm", R_OK | W_OK) == 0) {
-      c.detail = "/dev/kvm usable: guests run under KVM (host-passthrough)";
+      const char* requested = getenv("SMTLAB_ACCEL");
+      try {
+        auto choice = choose_accel(requested ? requested : "", true, host_kvm_is_pvm());
+        c.detail = choice.accel == Accel::kvm
+                       ? "/dev/kvm usable: guests run under KVM (host-passthrough)"
+                       : "/dev/kvm usable, but guests run under TCG: " + choice.reason;
+        c.warning = choice.accel != Accel::kvm;
+      } catch (const Error& e) {
+        c.ok = false;
+        c.detail = e.what();
+        c.hint = e.hint();
+      }
     } else {
       c.warning = true;
       c.detail = std::filesystem::exists("/dev/kvm")

@@ -101,8 +101,11 @@ TEST_CASE("the embedded connection reports versions, accelerator and host CPUs",
   CHECK(info.hypervisor == "QEMU");
   CHECK(info.qemu_version.rfind("7.", 0) == 0);
   CHECK(info.libvirt_version.rfind("9.", 0) == 0);
-  bool kvm_usable = access("/dev/kvm", R_OK | W_OK) == 0;
+  const char* env = getenv("SMTLAB_ACCEL");
+  bool kvm_usable = access("/dev/kvm", R_OK | W_OK) == 0 && !host_kvm_is_pvm() &&
+                    (env == nullptr || std::string(env) != "tcg");
   CHECK((info.accel == Accel::kvm) == kvm_usable);
+  CHECK(info.accel_reason.empty() == (info.accel == Accel::kvm || access("/dev/kvm", R_OK | W_OK) != 0));
   if (!kvm_usable) CHECK(info.guest_cpu_model == "Nehalem");
   CHECK(static_cast<long>(info.host.cpus.size()) == sysconf(_SC_NPROCESSORS_ONLN));
   INFO(c.describe());

@@ -12,6 +12,7 @@
 
 #include "util/error.hpp"
 #include "vm/console.hpp"
+#include "vm/connection.hpp"
 #include "vm/control_channel.hpp"
 #include "vm/doctor.hpp"
 #include "vm/interrupt.hpp"
@@ -477,9 +478,13 @@ TEST_CASE("host checks find QEMU and say which accelerator guests get", "[doctor
   REQUIRE(checks.size() >= 3);
   CHECK(checks[0].name == "qemu-system-x86_64");
   CHECK(checks[0].ok == std::filesystem::exists("/usr/bin/qemu-system-x86_64"));
-  bool kvm = access("/dev/kvm", R_OK | W_OK) == 0;
+  // Guests get KVM when /dev/kvm is usable and is not PVM (unless SMTLAB_ACCEL says otherwise).
+  const char* env = getenv("SMTLAB_ACCEL");
+  bool kvm = access("/dev/kvm", R_OK | W_OK) == 0 && !host_kvm_is_pvm() &&
+             (env == nullptr || std::string(env) != "tcg");
   CHECK(checks[2].name == "kvm");
   CHECK(checks[2].warning == !kvm);
+  if (host_kvm_is_pvm() && env == nullptr) CHECK(checks[2].detail.find("PVM") != std::string::npos);
 }
 
 // Last: it leaves this process marked as interrupted.
@@ -536,4 +541,26 @@ TEST_CASE("stale-QEMU reaping finds only processes that see our file system unde
     WARN("not root: the other-mount-namespace case is not checked");
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the accelerator: KVM when offered and not PVM, TCG on request, bad requests named") {
+  using smtlab::vm::Accel;
+  using smtlab::vm::choose_accel;
+  CHECK(choose_accel("", true, false).accel == Accel::kvm);
+  CHECK(choose_accel("auto", true, false).accel == Accel::kvm);
+  CHECK(choose_accel("", false, false).accel == Accel::tcg);
+  CHECK(choose_accel("", false, false).reason.empty());
+  // PVM's /dev/kvm: a Debian kernel hangs there silently (seen on this CI machine).
+  auto pvm = choose_accel("", true, true);
+  CHECK(pvm.accel == Accel::tcg);
+  CHECK(pvm.reason.find("PVM") != std::string::npos);
+  CHECK(pvm.reason.find("SMTLAB_ACCEL=kvm") != std::string::npos);
+  CHECK(choose_accel("kvm", true, true).accel == Accel::kvm);
+  auto forced = choose_accel("tcg", true, false);
+  CHECK(forced.accel == Accel::tcg);
+  CHECK(forced.reason == "SMTLAB_ACCEL=tcg asks for TCG");
+  CHECK_THROWS_WITH(choose_accel("kvm", false, false),
+                    Catch::Contains("SMTLAB_ACCEL=kvm, but libvirt offers no usable KVM"));
+  CHECK_THROWS_WITH(choose_accel("KVM", true, false),
+                    Catch::Contains("SMTLAB_ACCEL='KVM' is not one of auto, kvm, tcg"));
 }
