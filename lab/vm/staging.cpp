@@ -7,11 +7,14 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <thread>
 #include <vector>
 
 #include "util/error.hpp"
+#include "util/log.hpp"
 #include "util/sha256.hpp"
 #include "vm/connection.hpp"
 #include "vm/domain_xml.hpp"
@@ -202,6 +205,10 @@ std::unique_ptr<Staging> Staging::open(Connection& connection, const fs::path& d
     throw Error("cannot start the storage pool at " + s->dir_.string() + " on " + uri + ": " + why);
   }
   if (const char* n = virStoragePoolGetName(s->pool_)) s->pool_name_ = n;
+  // libvirtd keeps a pool's volume list from its last refresh (across its own restarts): files
+  // deleted or cut behind its back must not be taken as staged. Refused while another smtlab
+  // uploads into the pool; its list is current then anyway.
+  virStoragePoolRefresh(s->pool_, 0);
   s->sweep_stale();
   return s;
 }
@@ -240,7 +247,7 @@ void Staging::remove_volume(const std::string& volume) {
   }
 }
 
-void Staging::upload(const std::string& volume, const fs::path& local, std::uint64_t bytes) {
+bool Staging::upload(const std::string& volume, const fs::path& local, std::uint64_t bytes) {
   const std::string where = volume + " in " + dir_.string() + " on " + connection_->info().uri;
   int fd = ::open(local.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("staging: cannot read " + local.string());
@@ -249,6 +256,10 @@ void Staging::upload(const std::string& volume, const fs::path& local, std::uint
   if (!vol) {
     std::string why = libvirt_error();
     ::close(fd);
+    if (virStorageVolPtr other = virStorageVolLookupByName(pool_, volume.c_str())) {
+      virStorageVolFree(other);
+      return false;
+    }
     throw Error("staging: cannot create volume " + where + ": " + why,
                 "another smtlab may be staging the same file right now (try again), or delete the leftover "
                 "with virsh vol-delete --pool " + pool_name_ + " " + volume);
@@ -299,6 +310,33 @@ void Staging::upload(const std::string& volume, const fs::path& local, std::uint
     throw Error("staging: " + local.string() + " -> " + where + ": " + failure);
   }
   virStorageVolFree(vol);
+  return true;
+}
+
+bool Staging::wait_for_marker(const std::string& volume, const std::string& marker) {
+  note("staging: " + volume + " is being uploaded (by another smtlab?): waiting for it to complete");
+  std::string last;
+  auto last_change = std::chrono::steady_clock::now();
+  while (true) {
+    if (virStorageVolPtr m = virStorageVolLookupByName(pool_, marker.c_str())) {
+      virStorageVolFree(m);
+      return true;
+    }
+    virStorageVolPtr v = virStorageVolLookupByName(pool_, volume.c_str());
+    if (!v) return false;
+    char* xml = virStorageVolGetXMLDesc(v, 0);  // allocation and mtime move while bytes arrive
+    std::string now = xml ? xml : "";
+    free(xml);
+    virStorageVolFree(v);
+    if (now != last) {
+      last = now;
+      last_change = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - last_change > std::chrono::seconds(15)) {
+      return false;
+    }
+    if (interrupted()) throw Interrupted(interrupt_signal());
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
 }
 
 fs::path Staging::ensure_uploaded(const std::string& volume, const fs::path& local) {
@@ -306,29 +344,40 @@ fs::path Staging::ensure_uploaded(const std::string& volume, const fs::path& loc
   auto bytes = fs::file_size(local, ec);
   if (ec) throw Error("staging: cannot read " + local.string() + ": " + ec.message());
   const std::string marker = complete_marker_name(volume, bytes);
-  virStorageVolPtr vol = virStorageVolLookupByName(pool_, volume.c_str());
-  virStorageVolPtr mark = virStorageVolLookupByName(pool_, marker.c_str());
-  if (vol && mark) {
-    std::string path = path_of(vol);
-    virStorageVolFree(vol);
-    virStorageVolFree(mark);
-    if (!path.empty()) return path;
+  auto staged_path = [&]() -> std::string {
+    virStorageVolPtr v = virStorageVolLookupByName(pool_, volume.c_str());
+    std::string p = v ? path_of(v) : "";
+    if (v) virStorageVolFree(v);
+    return p;
+  };
+  bool uploaded = false;
+  for (int round = 0; round < 3 && !uploaded; ++round) {
+    virStorageVolPtr vol = virStorageVolLookupByName(pool_, volume.c_str());
+    virStorageVolPtr mark = virStorageVolLookupByName(pool_, marker.c_str());
+    bool both = vol && mark, only_volume = vol && !mark, only_marker = !vol && mark;
+    if (vol) virStorageVolFree(vol);
+    if (mark) virStorageVolFree(mark);
+    if (both || (only_volume && wait_for_marker(volume, marker))) {
+      if (auto p = staged_path(); !p.empty()) return p;
+    }
+    // Missing, or a leftover of an upload that did not finish (unchanged for 15 s): upload,
+    // then mark it complete. Only what was seen stale is removed: a volume another smtlab
+    // creates meanwhile makes our create fail, and the next round waits for it instead.
+    if (only_volume) remove_volume(volume);
+    if (only_marker) remove_volume(marker);
+    uploaded = upload(volume, local, bytes);
   }
-  if (vol) virStorageVolFree(vol);
-  if (mark) virStorageVolFree(mark);
-  // Missing, or a leftover of an upload that did not finish: (re)upload, then mark it complete.
-  remove_volume(marker);
-  remove_volume(volume);
-  upload(volume, local, bytes);
+  if (!uploaded)
+    throw Error("staging: " + volume + " on " + connection_->info().uri +
+                    " is being uploaded by another smtlab that does not finish",
+                "delete it with virsh vol-delete --pool " + pool_name_ + " " + volume + " and try again");
   std::string mxml = upload_volume_xml(marker, 0);
   virStorageVolPtr m = virStorageVolCreateXML(pool_, mxml.c_str(), 0);
   if (!m)
     throw Error("staging: cannot create the completion marker " + marker + " on " + connection_->info().uri + ": " +
                 libvirt_error());
   virStorageVolFree(m);
-  vol = virStorageVolLookupByName(pool_, volume.c_str());
-  std::string path = vol ? path_of(vol) : "";
-  if (vol) virStorageVolFree(vol);
+  std::string path = staged_path();
   if (path.empty()) throw Error("staging: volume " + volume + " vanished after its upload");
   return path;
 }
@@ -338,7 +387,8 @@ StagedVolume Staging::upload_temporary(const std::string& volume, const fs::path
   auto bytes = fs::file_size(local, ec);
   if (ec) throw Error("staging: cannot read " + local.string() + ": " + ec.message());
   remove_volume(volume);
-  upload(volume, local, bytes);
+  if (!upload(volume, local, bytes))  // per-VM names are unique: a leftover that would not go
+    throw Error("staging: volume " + volume + " exists on " + connection_->info().uri + " and cannot be replaced");
   virStorageVolPtr vol = virStorageVolLookupByName(pool_, volume.c_str());
   std::string path = vol ? path_of(vol) : "";
   if (vol) virStorageVolFree(vol);

@@ -78,7 +78,8 @@ class Staging {
   const std::string& pool_name() const { return pool_name_; }
 
   // The remote path of `volume` holding `local`'s bytes: reused when it exists with its
-  // completion marker, (re)uploaded otherwise. For kernels and base images.
+  // completion marker, waited for while another smtlab uploads it, (re)uploaded otherwise. For
+  // kernels and base images.
   std::filesystem::path ensure_uploaded(const std::string& volume, const std::filesystem::path& local);
   // Uploads `local` as `volume` (replacing a leftover of the same name) for one cell.
   StagedVolume upload_temporary(const std::string& volume, const std::filesystem::path& local);
@@ -87,7 +88,11 @@ class Staging {
 
  private:
   Staging() = default;
-  void upload(const std::string& volume, const std::filesystem::path& local, std::uint64_t bytes);
+  // False (nothing done) when the volume could not be created because it exists by now.
+  bool upload(const std::string& volume, const std::filesystem::path& local, std::uint64_t bytes);
+  // While another smtlab uploads `volume` (its description keeps changing): true once `marker`
+  // exists; false when the volume is gone or has not changed for 15 s (a dead upload).
+  bool wait_for_marker(const std::string& volume, const std::string& marker);
   void remove_volume(const std::string& volume);
   void sweep_stale();
 
