@@ -16,6 +16,9 @@
 //   guardian.hpp        child process that kills our QEMUs if smtlab dies (kill -9).
 //   embed_root.hpp      per-process embedded root slots, reap_stale() of crashed runs.
 //   doctor.hpp          host_checks() for `smtlab doctor`.
+//   staging.hpp         remote hosts: Staging (a storage pool there; kernel and image uploaded
+//                       once, per-VM initrd and qcow2 overlay for one cell), names and volume XML.
+//   stream_pump.hpp     remote hosts: a console or channel stream copied into a local file.
 #include "vm/connection.hpp"
 #include "vm/console.hpp"
 #include "vm/control_channel.hpp"
@@ -25,4 +28,6 @@
 #include "vm/file_follower.hpp"
 #include "vm/interrupt.hpp"
 #include "vm/pinning.hpp"
+#include "vm/staging.hpp"
+#include "vm/stream_pump.hpp"
 #include "vm/topology_check.hpp"
