@@ -314,7 +314,8 @@ bool Staging::upload(const std::string& volume, const fs::path& local, std::uint
 }
 
 bool Staging::wait_for_marker(const std::string& volume, const std::string& marker) {
-  note("staging: " + volume + " is being uploaded (by another smtlab?): waiting for it to complete");
+  note("staging: " + volume + " has no completion marker yet: waiting while it changes (another smtlab "
+       "uploading it?); uploaded again if it stays unchanged for 15 s");
   std::string last;
   auto last_change = std::chrono::steady_clock::now();
   while (true) {
