@@ -17,7 +17,7 @@ namespace smtlab::cli {
 
 void add_reproduce_command(CLI::App& app) {
   struct Options {
-    std::string dir, output, connect;
+    std::string dir, output, connect, remote_dir;
     CompareFlags compare;
   };
   auto opt = std::make_shared<Options>();
@@ -25,6 +25,8 @@ void add_reproduce_command(CLI::App& app) {
   cmd->add_option("dir", opt->dir, "Results directory to reproduce")->required()->check(CLI::ExistingDirectory);
   cmd->add_option("-o,--output", opt->output, "Results directory of the reproduction (default: <dir>-reproduced-<time>)");
   cmd->add_option("--connect", opt->connect, "libvirt URI (default: the embedded QEMU driver)");
+  cmd->add_option("--remote-dir", opt->remote_dir,
+                  "with a remote --connect: the staging directory on that host (default /var/lib/smtlab/staging)");
   add_compare_flags(cmd, opt->compare, false);
   cmd->callback([opt] {
     vm::install_interrupt_handlers();
@@ -42,6 +44,7 @@ void add_reproduce_command(CLI::App& app) {
                   "check out the commit the run was made from");
     run::RunOptions ro;
     ro.connect = opt->connect;
+    ro.remote_dir = opt->remote_dir;
     ro.output = opt->output.empty() ? std::filesystem::path(opt->dir + "-reproduced") : std::filesystem::path(opt->output);
     // Pin every kernel to the exact package version the original run used; the run then
     // refuses when the downloaded package's sha256 differs.
