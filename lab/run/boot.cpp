@@ -97,7 +97,7 @@ int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
   PrintingObserver observer(cell.topology.vms);
   auto outcome = run_guests(*connection, config, observer);
   for (const auto& n : outcome.notes) note(n);
-  if (!outcome.ready_s.empty()) note(fmt::format("VM 0 agent ready {:.1f} s after domain start", outcome.ready_s[0]));
+  if (!outcome.ready_s.empty()) note(fmt::format("VM 0 agent ready {:.2f} s after domain start", outcome.ready_s[0]));
   if (outcome.interrupted) {
     note("interrupted; guests torn down");
     return 130;
