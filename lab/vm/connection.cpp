@@ -83,6 +83,11 @@ AccelChoice choose_accel(const std::string& requested, bool kvm_offered, bool pv
 
 bool host_kvm_is_pvm() { return std::filesystem::exists("/sys/module/kvm_pvm"); }
 
+AccelChoice choose_accel_from_env(bool kvm_offered, bool this_machine) {
+  const char* requested = getenv("SMTLAB_ACCEL");
+  return choose_accel(requested ? requested : "", kvm_offered, this_machine && host_kvm_is_pvm());
+}
+
 std::string uri_for_records(const std::string& uri) {
   if (uri.rfind("qemu:///embed", 0) == 0) return uri;  // ?root=DIR names the embedded driver's root
   auto q = uri.find('?');
@@ -170,9 +175,7 @@ std::unique_ptr<Connection> Connection::open(const std::string& requested) {
     free(kvm);
     kvm_offered = true;
   }
-  // /sys of this machine says nothing about a remote host's KVM.
-  const char* accel_env = getenv("SMTLAB_ACCEL");
-  auto choice = choose_accel(accel_env ? accel_env : "", kvm_offered, info.local && host_kvm_is_pvm());
+  auto choice = choose_accel_from_env(kvm_offered, info.local);
   info.accel = choice.accel;
   info.accel_reason = choice.reason;
   info.guest_cpu_model = info.accel == Accel::kvm ? "host-passthrough" : kDefaultTcgCpuModel;

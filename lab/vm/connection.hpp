@@ -50,6 +50,10 @@ AccelChoice choose_accel(const std::string& requested, bool kvm_offered, bool pv
 // True when the KVM of this machine is PVM (/sys/module/kvm_pvm exists).
 bool host_kvm_is_pvm();
 
+// choose_accel with $SMTLAB_ACCEL, and PVM looked up on this machine when `this_machine` (a
+// remote host's KVM cannot be seen from here). What Connection::open and doctor both use.
+AccelChoice choose_accel_from_env(bool kvm_offered, bool this_machine);
+
 struct DomainWatch;  // lifecycle state of one domain, fed by libvirt events (domain.cpp)
 
 class Connection {

@@ -4,7 +4,6 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "util/error.hpp"
@@ -42,9 +41,8 @@ std::vector<HostCheck> host_checks() {
     HostCheck c{"kvm"};
     c.ok = true;
     if (access("/dev/kvm", R_OK | W_OK) == 0) {
-      const char* requested = getenv("SMTLAB_ACCEL");
       try {
-        auto choice = choose_accel(requested ? requested : "", true, host_kvm_is_pvm());
+        auto choice = choose_accel_from_env(true, true);
         c.detail = choice.accel == Accel::kvm
                        ? "/dev/kvm usable: guests run under KVM (host-passthrough)"
                        : "/dev/kvm usable, but guests run under TCG: " + choice.reason;
