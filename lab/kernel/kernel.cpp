@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kernel/boot_entry.hpp"
 #include "kernel/internal.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -57,21 +58,24 @@ KernelArtifact prepare_kernel(const recipe::KernelSpec& spec, cache::Cache& cach
   const std::string where = spec.definition_file.empty() ? "kernel " + spec.name
                                                           : spec.definition_file.string();
   try {
+    KernelArtifact k;
     switch (spec.source) {
-      case recipe::KernelSource::debian: return detail::prepare_debian(spec, cache, steps);
-      case recipe::KernelSource::source: return detail::prepare_source(spec, cache, steps);
-      case recipe::KernelSource::path: return detail::prepare_prebuilt(spec, cache, steps);
+      case recipe::KernelSource::debian: k = detail::prepare_debian(spec, cache, steps); break;
+      case recipe::KernelSource::source: k = detail::prepare_source(spec, cache, steps); break;
+      case recipe::KernelSource::path: k = detail::prepare_prebuilt(spec, cache, steps); break;
     }
+    choose_boot_entry(k, cache, steps);
+    return k;
   } catch (const Error& e) {
     throw e.within(where);
   }
-  throw Error("internal: unknown kernel source kind");
 }
 
 std::string summary(const KernelArtifact& k) {
   std::string what = k.package.empty() ? "" : fmt::format(" ({}={})", k.package, k.version);
-  return fmt::format("kernel {}: {}{}, {}, digest {}, cache {}", k.name, k.release, what,
-                     cache::Cache::human_size(k.size), k.digest.substr(0, 12), k.cache_hit ? "hit" : "miss");
+  return fmt::format("kernel {}: {}{}, {}, digest {}, cache {}, {} entry", k.name, k.release, what,
+                     cache::Cache::human_size(k.size), k.digest.substr(0, 12), k.cache_hit ? "hit" : "miss",
+                     k.boot_entry == "pvh" ? "PVH" : "bzImage");
 }
 
 std::string config_value(const fs::path& config, const std::string& option) {

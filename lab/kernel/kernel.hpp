@@ -23,6 +23,12 @@ struct KernelArtifact {
   std::string version;  // that package's version
   std::string release;  // uname -r of the kernel
   std::filesystem::path vmlinuz;
+  // What QEMU loads (-kernel): the cached PVH vmlinux when the kernel has a PVH entry, else
+  // vmlinuz (see kernel/boot_entry.hpp). boot_entry is "pvh" or "bzimage"; boot_entry_why says why
+  // a bzImage is booted.
+  std::filesystem::path boot_image;
+  std::string boot_entry = "bzimage";
+  std::string boot_entry_why;
   std::filesystem::path config;       // empty when unknown (path kernels without one)
   std::filesystem::path modules_dir;  // lib/modules/<release>; empty when the kernel has none
   std::string sha256;  // of the downloaded .deb / the source tarball / the given bzImage
@@ -38,7 +44,7 @@ struct KernelArtifact {
 KernelArtifact prepare_kernel(const recipe::KernelSpec& spec, cache::Cache& cache, Steps& steps);
 
 // "kernel debian-6.12: 6.12.118+deb12-cloud-amd64 (linux-image-...=6.12.118-1~deb12u1), 78.3 MiB,
-//  digest 3f2a9c01d4e5, cache hit": the CLI's summary line.
+//  digest 3f2a9c01d4e5, cache hit, PVH entry": the CLI's summary line.
 std::string summary(const KernelArtifact& k);
 
 // The value of one option in a kernel config file ("y", "m", "\"text\"", ...; "" when unset).

@@ -32,6 +32,8 @@ nlohmann::json Artifacts::manifest() const {
                             {"release", k.kernel.release},
                             {"sha256", k.kernel.sha256},
                             {"digest", k.kernel.digest},
+                            {"boot_entry", k.kernel.boot_entry},
+                            {"boot_entry_why", k.kernel.boot_entry_why},
                             {"initramfs_digest", k.initramfs.digest},
                             {"initramfs_modules", k.initramfs.modules}};
   }

@@ -142,8 +142,8 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
     if (remote) {
       staging = vm::Staging::open(connection, config.remote_dir.empty() ? std::filesystem::path(vm::kDefaultRemoteDir)
                                                                         : config.remote_dir);
-      const auto& vmlinuz = config.kernel->kernel.vmlinuz;
-      remote_kernel = staging->ensure_uploaded(vm::kernel_volume_name(sha256_file(vmlinuz)), vmlinuz);
+      const auto& boot_image = config.kernel->kernel.boot_image;
+      remote_kernel = staging->ensure_uploaded(vm::kernel_volume_name(sha256_file(boot_image)), boot_image);
       remote_base = staging->ensure_uploaded(vm::image_volume_name(config.image->digest), config.image->qcow2);
     }
     for (int k = 0; k < vms; ++k) {
@@ -167,7 +167,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         spec.transport = vm::Transport::streams;
       } else {
         image::create_overlay(config.image->qcow2, overlay);
-        spec.kernel = config.kernel->kernel.vmlinuz;
+        spec.kernel = config.kernel->kernel.boot_image;
         spec.initrd = initrd;
         spec.disk = overlay;
       }

@@ -193,6 +193,9 @@ TEST_CASE("reproduce re-runs a results directory's cells with its pinned artifac
   auto a = read_json(dir / "original" / "manifest.json");
   auto b = read_json(dir / "again" / "manifest.json");
   CHECK(a["kernels"]["debian-6.12"]["sha256"] == b["kernels"]["debian-6.12"]["sha256"]);
+  // Debian's cloud kernels have CONFIG_PVH=y: both runs boot the unpacked vmlinux, not the bzImage.
+  CHECK(a["kernels"]["debian-6.12"]["boot_entry"] == "pvh");
+  CHECK(b["kernels"]["debian-6.12"]["boot_entry"] == "pvh");
   CHECK(a["image"]["digest"] == b["image"]["digest"]);
   CHECK(r.out.find("Hmean     msgs/s") != std::string::npos);
   // Two columns for the one cell: the original and the reproduction.

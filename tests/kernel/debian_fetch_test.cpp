@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "kernel/boot_entry.hpp"
 #include "kernel/kernel.hpp"
 #include "util/files.hpp"
 
@@ -30,6 +31,11 @@ TEST_CASE("a Debian kernel is resolved, fetched, unpacked, then a fast cache hit
   REQUIRE(!k.modules_dir.empty());
   CHECK(fs::exists(k.modules_dir / "modules.dep"));
   CHECK(smtlab::read_file(k.modules_dir / "modules.dep").find("virtio_blk.ko") != std::string::npos);
+  // Debian's cloud kernel has CONFIG_PVH=y: the lab boots its unpacked vmlinux (an ELF with the
+  // PVH note, several times the bzImage's size).
+  CHECK(k.boot_entry == "pvh");
+  CHECK(smtlab::kernel::has_pvh_entry(k.boot_image));
+  CHECK(fs::file_size(k.boot_image) > 2 * fs::file_size(k.vmlinuz));
 
   const auto t0 = std::chrono::steady_clock::now();
   auto again = smtlab::kernel::prepare_kernel(spec, cache, steps);
@@ -37,6 +43,7 @@ TEST_CASE("a Debian kernel is resolved, fetched, unpacked, then a fast cache hit
   CHECK(again.cache_hit);
   CHECK(again.digest == k.digest);
   CHECK(again.release == k.release);
+  CHECK(again.boot_image == k.boot_image);
   CHECK(warm_s < 1.0);
   fs::remove_all(root);
 }
