@@ -60,6 +60,25 @@ bool has_line(const std::string& text, const std::string& line) {
   return ("\n" + text).find("\n" + line) != std::string::npos;
 }
 
+// Under TCG with several vCPUs, a Debian kernel's runtime text patching now and then executes a
+// stale translation of a patched site ("Oops: int3" during boot, about 1 boot in 100: a QEMU TCG
+// race, not the kernel's or the lab's). `smtlab run` boots such a cell again (boot_retries); these
+// direct boots do the same, once, and only for that signature: any other failure still fails.
+template <typename Boot>
+void boot_retrying_tcg_race(const std::vector<fs::path>& consoles, Boot boot) {
+  boot();
+  for (const auto& log : consoles) {
+    const auto console = read_console(log);
+    const auto oops = console.find("Oops: int3");
+    if (oops == std::string::npos || has_line(console, "smtlab-test: done")) continue;
+    WARN(log.string() << ": " << console.substr(oops, console.find('\n', oops) - oops)
+                      << " (the TCG text-patching race); booting again");
+    for (const auto& l : consoles) fs::rename(l, l.string() + ".attempt-1");
+    boot();
+    return;
+  }
+}
+
 // Runs the helper with stdout on a pipe; returns its pid and the first line it printed.
 std::pair<pid_t, std::string> spawn_helper(const std::string& mode, const fs::path& kernel,
                                            const fs::path& initrd, const fs::path& dir) {
@@ -119,7 +138,7 @@ TEST_CASE("a 1x1x2x2 guest sees two sibling pairs and SMT active, and reports on
   // A console left by an earlier boot (a re-run cell) must not leak into this one.
   write_file_atomic(spec.console_log, "Kernel panic - not syncing: from an earlier boot\n");
   auto started = std::chrono::steady_clock::now();
-  {
+  boot_retrying_tcg_race({spec.console_log}, [&] {
     auto dom = Domain::start(connection(), spec);
     CHECK(dom.qemu_pid() > 0);
     REQUIRE(dom.wait_stopped(60s) == WaitResult::stopped);
@@ -129,7 +148,7 @@ TEST_CASE("a 1x1x2x2 guest sees two sibling pairs and SMT active, and reports on
     CHECK(info.guest_initiated);
     CHECK_FALSE(info.crashed);
     CHECK(process_gone(dom.qemu_pid()));
-  }
+  });
   auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   WARN("boot to power-off and gone: " << elapsed << " s");
   auto console = read_console(spec.console_log);
@@ -157,11 +176,11 @@ TEST_CASE("a Debian 6.1 guest also sees SMT siblings with the TCG CPU model", "[
   auto spec = guest(dir, "smt61", {1, 1, 2, 2}, initrd);
   spec.kernel = test::debian_cloud_kernel("6.1");
   spec.results_channel.clear();  // virtio_console is a module in 6.1-cloud; console only
-  {
+  boot_retrying_tcg_race({spec.console_log}, [&] {
     auto dom = Domain::start(connection(), spec);
     REQUIRE(dom.wait_stopped(60s) == WaitResult::stopped);
     dom.destroy();
-  }
+  });
   auto console = read_console(spec.console_log);
   INFO(console_tail(console, 30));
   CHECK(has_line(console, "smtlab-test: kernel 6.1.0-"));
@@ -175,11 +194,11 @@ TEST_CASE("nosmt on the command line: secondary threads offline, SMT inactive", 
   auto initrd = test::make_initramfs(dir, test::topology_init_script());
   auto spec = guest(dir, "nosmt", {1, 1, 2, 2}, initrd);
   spec.cmdline += " nosmt";
-  {
+  boot_retrying_tcg_race({spec.console_log}, [&] {
     auto dom = Domain::start(connection(), spec);
     REQUIRE(dom.wait_stopped(60s) == WaitResult::stopped);
     dom.destroy();
-  }
+  });
   auto console = read_console(spec.console_log);
   INFO(console_tail(console, 30));
   CHECK(has_line(console, "smtlab-test: smt 0"));
@@ -210,7 +229,7 @@ TEST_CASE("two VMs with 4 vCPUs each share the host CPUs and boot at the same ti
     specs.push_back(s);
   }
   CHECK(specs[0].vcpu_pins[3] == format_cpulist(c.info().host.ids()));
-  {
+  boot_retrying_tcg_race({specs[0].console_log, specs[1].console_log}, [&] {
     DomainGroup group;
     group.start(c, specs);
     REQUIRE(group.size() == 2);
@@ -219,7 +238,7 @@ TEST_CASE("two VMs with 4 vCPUs each share the host CPUs and boot at the same ti
     CHECK_FALSE(group[1].is_stopped());
     REQUIRE(group.wait_all_stopped(80s) == WaitResult::stopped);
     group.destroy_all();
-  }
+  });
   for (int i = 0; i < 2; ++i) {
     auto console = read_console(specs[i].console_log);
     INFO("vm " << i << ":\n" << console_tail(console, 30));
