@@ -274,3 +274,25 @@ TEST_CASE("share_boot: two benchmarks of one variant and topology run in one boo
   CHECK(compared.out.find("Hmean     msgs/s") != std::string::npos);
   CHECK(compared.out.find("elapsed-s") != std::string::npos);
 }
+
+TEST_CASE("share_boot: a benchmark that fails fails only its cell, the next one runs in the same boot") {
+  auto dir = fresh_dir("shared-fail") / "run";
+  auto r = run_smtlab({"run", test_recipe("shared-fail.yaml"), "-o", dir.string()});
+  INFO(r.err);
+  CHECK(r.status == 4);
+  auto m = read_json(dir / "manifest.json");
+  REQUIRE(m["cells"].size() == 2);
+  const auto& broken = m["cells"][0];
+  const auto& chat = m["cells"][1];
+  CHECK(broken["benchmark"] == "broken");
+  CHECK(broken["status"] == "failed");
+  CHECK(broken["error"].get<std::string>() == "VM 0 reported failure: sh exited with status 7");
+  CHECK(chat["status"] == "ok");
+  CHECK(chat["error"] == "");
+  CHECK(std::filesystem::file_size(dir / "cells" / chat["id"].get<std::string>() / "samples.jsonl") > 0);
+  // Still one boot, and the boot itself is fine.
+  REQUIRE(m["boot_groups"].size() == 1);
+  const auto& group = m["boot_groups"][broken["id"].get<std::string>()];
+  CHECK(group["ok"] == true);
+  CHECK(group["cells"].size() == 2);
+}
