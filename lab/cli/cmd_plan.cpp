@@ -37,6 +37,11 @@ void add_plan_command(CLI::App& app) {
       std::cout << plan::plan_to_json(plan).dump(2) << "\n";
     } else {
       std::cout << plan::format_plan_table(plan);
+      if (plan.share_boot) {
+        size_t boots = plan::boot_groups(plan.cells, true).size();
+        std::cout << plan.cells.size() << (plan.cells.size() == 1 ? " cell in " : " cells in ") << boots
+                  << (boots == 1 ? " boot" : " boots") << " (share_boot: the cells of one boot run one after the other in it)\n";
+      }
     }
   });
 }

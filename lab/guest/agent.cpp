@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -253,6 +254,49 @@ int run_exec_job(const Job& job, RecordWriter& out, RecordObserver& obs) {
   for (;;) pause();  // until the guest is destroyed
 }
 
+// Between two jobs of a list (PID 1): the previous job's processes (orphans reparented to us)
+// get 5 s to exit, then are killed; all are reaped before the next job starts.
+void reap_leftovers(RecordWriter& out) {
+  auto reap_all = [] {
+    int st;
+    for (;;) {
+      pid_t p = waitpid(-1, &st, WNOHANG);
+      if (p > 0) continue;
+      return p < 0 && errno == ECHILD;  // true: no child left
+    }
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!reap_all()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      out.event("leftovers-killed", {{"after_s", 5}});
+      progress("killing processes the previous job left behind");
+      kill(-1, SIGKILL);  // every process but PID 1 (this one); kernel threads are not affected
+      while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+      }
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// Before the next job of a list: dirty data written back, page cache, dentries and inodes
+// dropped, so that the job does not start with the previous one's cache (an event says so, or
+// why not). Only as PID 1, in a guest: run natively, the machine's caches are not the agent's.
+void between_jobs(RecordWriter& out, bool pid1) {
+  std::string dropped = "ok";
+  if (!pid1) {
+    dropped = "skipped (not PID 1: a native run leaves the machine's caches alone)";
+  } else {
+    ::sync();
+    int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::write(fd, "3\n", 2) != 2)
+      dropped = std::string("cannot write /proc/sys/vm/drop_caches: ") + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+  }
+  out.event("between-jobs", {{"sync", pid1}, {"drop_caches", dropped}});
+  progress(std::string("between jobs: ") + (pid1 ? "synced, " : "") + "drop_caches " + dropped);
+}
+
 }  // namespace
 
 int run_job(const Job& job, RecordWriter& out, const AgentOptions& options) {
@@ -380,19 +424,25 @@ int run_agent(const AgentOptions& options) {
   Shared* shared = mem == MAP_FAILED ? new Shared : new (mem) Shared;
   RecordWriter out(protocol::fd_sink(fd), &shared->seq);
 
-  Job job;
+  protocol::JobList list;
   std::string job_error;
   try {
-    job = protocol::parse_job(read_job_file(options.job_file));
+    list = protocol::parse_job_list(read_job_file(options.job_file));
   } catch (const std::exception& e) {
     job_error = "cannot use the job " + options.job_file + ": " + describe(e);
   }
   json hello = {{"agent", kVersion}, {"kernel", bench::kernel_release()}, {"uptime_s", uptime_s()}, {"pid1", pid1}};
   if (job_error.empty()) {
-    hello["cell"] = job.cell;
-    hello["vm"] = job.vm;
-    hello["kind"] = job.kind;
-    hello["role"] = job.role;
+    const Job& first = list.jobs.front();
+    hello["cell"] = first.cell;
+    hello["vm"] = first.vm;
+    hello["kind"] = first.kind;
+    hello["role"] = first.role;
+    if (list.is_list) {
+      json cells = json::array();
+      for (const auto& j : list.jobs) cells.push_back(j.cell);
+      hello["cells"] = cells;
+    }
   }
   out.write("hello", hello);
   if (!job_error.empty()) {
@@ -402,41 +452,63 @@ int run_agent(const AgentOptions& options) {
     power_off(2);
   }
 
+  const size_t n = list.jobs.size();
+  // A job list: every record of job i says which cell it belongs to; between two jobs the
+  // previous one's processes are gone, dirty data is written back and the page cache dropped.
+  auto start_job = [&](size_t i) {
+    if (!list.is_list) return;
+    out.set_context({{"cell", list.jobs[i].cell}, {"job", i}});
+    if (i > 0) between_jobs(out, pid1);
+    out.event("job-start", {{"job", i}, {"jobs", n}, {"cell", list.jobs[i].cell}});
+  };
+  int worst = 0;
   if (!pid1) {
-    int rc = run_job(job, out, options);
-    return rc;
-  }
-  // PID 1: the job runs in a worker; this process reaps every child (orphans included) until the
-  // worker is gone, finishes the stream if the worker could not, then powers off.
-  pid_t worker = fork();
-  if (worker == 0) {
-    int rc = run_job(job, out, options);
-    shared->ended = 1;
-    _exit(rc);
-  }
-  if (worker < 0) {
-    out.error(std::string("cannot fork the agent worker: ") + strerror(errno), true);
-    out.end(false, 1);
-    power_off(1);
-  }
-  int status = 0;
-  for (;;) {
-    int st;
-    pid_t p = wait(&st);
-    if (p == worker) {
-      status = st;
-      break;
+    for (size_t i = 0; i < n; ++i) {
+      start_job(i);
+      int rc = run_job(list.jobs[i], out, options);
+      if (rc != 0 && worst == 0) worst = rc;
     }
-    if (p < 0 && errno == ECHILD) break;
+    return worst;
   }
-  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  if (!shared->ended) {
-    out.error("the agent worker died" +
-                  (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()),
-              true);
-    out.end(false, rc ? rc : 1);
+  // PID 1: each job runs in a worker; this process reaps every child (orphans included) until the
+  // worker is gone, finishes the job's stream if the worker could not, then (a job list) waits
+  // for the job's leftover processes before the next job, and finally powers off.
+  for (size_t i = 0; i < n; ++i) {
+    start_job(i);
+    shared->ended = 0;
+    pid_t worker = fork();
+    if (worker == 0) {
+      int rc = run_job(list.jobs[i], out, options);
+      shared->ended = 1;
+      _exit(rc);
+    }
+    if (worker < 0) {
+      out.error(std::string("cannot fork the agent worker: ") + strerror(errno), true);
+      out.end(false, 1);
+      if (worst == 0) worst = 1;
+      continue;
+    }
+    int status = 0;
+    for (;;) {
+      int st;
+      pid_t p = wait(&st);
+      if (p == worker) {
+        status = st;
+        break;
+      }
+      if (p < 0 && errno == ECHILD) break;
+    }
+    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    if (!shared->ended) {
+      out.error("the agent worker died" +
+                    (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()),
+                true);
+      out.end(false, rc ? rc : 1);
+    }
+    if (rc != 0 && worst == 0) worst = rc;
+    if (i + 1 < n) reap_leftovers(out);
   }
-  power_off(rc);
+  power_off(worst);
 }
 
 }  // namespace smtlab::guest

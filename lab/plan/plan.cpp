@@ -58,6 +58,7 @@ Plan make_plan(const Recipe& r, const PlanOptions& options) {
   Plan plan;
   plan.recipe_name = r.name;
   plan.recipe_sha256 = r.sha256;
+  plan.share_boot = r.share_boot;
 
   // Mixed-radix walk over the three axes, the first axis of matrix.order outermost.
   std::vector<Axis> order = r.matrix.order;
@@ -132,6 +133,29 @@ Plan make_plan(const Recipe& r, const PlanOptions& options) {
     if (static_cast<int>(i % static_cast<size_t>(options.shard_count)) == options.shard_index)
       plan.cells.push_back(std::move(kept[i]));
   return plan;
+}
+
+std::string boot_group_key(const Cell& cell) {
+  // Names are unique within a recipe, and a variant names its kernel; the NUL cannot be in a name.
+  return cell.kernel.name + std::string(1, '\0') + cell.variant.name + std::string(1, '\0') + cell.topology.name;
+}
+
+std::vector<std::vector<size_t>> boot_groups(const std::vector<Cell>& cells, bool share) {
+  std::vector<std::vector<size_t>> groups;
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (share) {
+      auto key = boot_group_key(cells[i]);
+      auto it = std::find(keys.begin(), keys.end(), key);
+      if (it != keys.end()) {
+        groups[static_cast<size_t>(it - keys.begin())].push_back(i);
+        continue;
+      }
+      keys.push_back(key);
+    }
+    groups.push_back({i});
+  }
+  return groups;
 }
 
 }  // namespace smtlab::plan

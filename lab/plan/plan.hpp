@@ -23,7 +23,16 @@ struct Cell {
 struct Plan {
   std::string recipe_name, recipe_sha256;
   std::vector<Cell> cells;
+  bool share_boot = false;  // the recipe's share_boot: cells of one boot group run in one boot
 };
+
+// The key of a cell's boot group: everything but the benchmark (kernel, variant, topology).
+std::string boot_group_key(const Cell& cell);
+
+// The cells that run in one boot, as indices into `cells`: with `share` each group holds the cells
+// of one boot_group_key in the order of `cells`, and the groups are ordered by their first cell;
+// without it every cell is its own group. The group's id is its first cell's id.
+std::vector<std::vector<size_t>> boot_groups(const std::vector<Cell>& cells, bool share);
 
 struct PlanOptions {
   int iterations = 0;  // > 0: overrides every benchmark's iterations
@@ -46,14 +55,17 @@ Plan make_plan(const recipe::Recipe& recipe, const PlanOptions& options = {});
 nlohmann::json cell_definition(const Cell& cell);
 std::string cell_id(const Cell& cell);  // first 12 hex chars of sha256(cell_definition(cell).dump())
 
-// One row per cell, aligned columns: #, id, variant, kernel, topology, shape SxDxCxT, VMs,
+// One row per cell, aligned columns (with share_boot a first column "boot": the cell's group,
+// g1, g2, ... in run order): id, variant, kernel, topology, shape SxDxCxT, VMs,
 // vCPUs over host CPUs with the overcommit ratio, benchmark and its parameters, iterations.
 // Host CPUs: the topology's host_cpus, else `host_cpus` (default: this machine's count).
 std::string format_plan_table(const Plan& plan);
 std::string format_plan_table(const Plan& plan, int host_cpus);
 
 // {"recipe", "recipe_sha256", "cells": [{id, index, variant, kernel, topology, shape, vms,
-//  vcpus_per_vm, host_cpus, benchmark, kind, params, iterations, definition}]}
+//  vcpus_per_vm, host_cpus, benchmark, kind, params, iterations, definition, boot_group}],
+//  "share_boot", "boot_groups": [[cell ids of one boot], ...]}; boot_group is the id of the
+//  group's first cell (the cell's own id when share_boot is off).
 nlohmann::json plan_to_json(const Plan& plan);
 
 // For a CI fan-out: {"include": [{"shard": "1/4"}, ...]} with min(shards, cells) entries (1-based

@@ -61,11 +61,19 @@ std::string format_plan_table(const Plan& plan) {
 std::string format_plan_table(const Plan& plan, int host_cpus) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"id", "variant", "kernel", "topology", "shape", "vms", "vcpus/host", "benchmark", "params", "iter"});
-  for (const auto& c : plan.cells) {
+  // With share_boot, a first column names each cell's boot group (g1, g2, ... in run order).
+  std::vector<std::string> group_of(plan.cells.size());
+  auto groups = boot_groups(plan.cells, plan.share_boot);
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t i : groups[g]) group_of[i] = "g" + std::to_string(g + 1);
+  if (plan.share_boot) rows[0].insert(rows[0].begin(), "boot");
+  for (size_t ci = 0; ci < plan.cells.size(); ++ci) {
+    const auto& c = plan.cells[ci];
     const Topology& t = c.topology;
     rows.push_back({c.id, c.variant.name, c.kernel.name, t.name, t.shape(), std::to_string(t.vms),
                     ratio_text(t.vms * t.vcpus(), host_count(t, host_cpus)), c.benchmark.name, describe_params(c.benchmark),
                     std::to_string(c.iterations)});
+    if (plan.share_boot) rows.back().insert(rows.back().begin(), group_of[ci]);
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows)
@@ -86,7 +94,19 @@ std::string format_plan_table(const Plan& plan, int host_cpus) {
 json plan_to_json(const Plan& plan) {
   detail::DigestCache digests;
   json cells = json::array();
-  for (const auto& c : plan.cells) {
+  auto groups = boot_groups(plan.cells, plan.share_boot);
+  std::vector<std::string> group_id(plan.cells.size());
+  json group_list = json::array();
+  for (const auto& g : groups) {
+    json ids = json::array();
+    for (size_t i : g) {
+      group_id[i] = plan.cells[g.front()].id;
+      ids.push_back(plan.cells[i].id);
+    }
+    group_list.push_back(ids);
+  }
+  for (size_t ci = 0; ci < plan.cells.size(); ++ci) {
+    const auto& c = plan.cells[ci];
     json roles = json::array();
     for (VmRole r : c.topology.roles) roles.push_back(to_string(r));
     cells.push_back(json{{"id", c.id},
@@ -103,9 +123,11 @@ json plan_to_json(const Plan& plan) {
                          {"kind", c.benchmark.kind},
                          {"params", describe_params(c.benchmark)},
                          {"iterations", c.iterations},
-                         {"definition", detail::cell_definition(c, digests)}});
+                         {"definition", detail::cell_definition(c, digests)},
+                         {"boot_group", group_id[ci]}});
   }
-  return json{{"recipe", plan.recipe_name}, {"recipe_sha256", plan.recipe_sha256}, {"cells", cells}};
+  return json{{"recipe", plan.recipe_name}, {"recipe_sha256", plan.recipe_sha256}, {"share_boot", plan.share_boot},
+              {"boot_groups", group_list},  {"cells", cells}};
 }
 
 json github_matrix(const Plan& plan, int shards) {

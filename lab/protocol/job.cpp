@@ -187,6 +187,59 @@ Job parse_job(const std::string& text) {
   return job_from_json(j);
 }
 
+json to_json(const JobList& list) {
+  if (!list.is_list) {
+    if (list.jobs.size() != 1) throw Error("a single-job file needs exactly one job, got " + std::to_string(list.jobs.size()));
+    return to_json(list.jobs.front());
+  }
+  json jobs = json::array();
+  for (const auto& j : list.jobs) jobs.push_back(to_json(j));
+  return {{"schema", kJobSchema}, {"jobs", jobs}};
+}
+
+JobList job_list_from_json(const json& j) {
+  JobList list;
+  if (!j.is_object() || !j.contains("jobs")) {
+    list.jobs.push_back(job_from_json(j));
+    return list;
+  }
+  list.is_list = true;
+  int schema = kJobSchema;
+  get_int(j, "schema", "", schema);
+  if (schema != kJobSchema)
+    bad("schema", "this agent understands schema " + std::to_string(kJobSchema) + ", the job list has " +
+                      std::to_string(schema) + " (rebuild the guest image with this smtlab)");
+  const json& a = j.at("jobs");
+  if (!a.is_array() || a.empty() || a.size() > kMaxJobsPerList)
+    bad("jobs", "expected a list of 1 to " + std::to_string(kMaxJobsPerList) + " jobs, got " +
+                    (a.is_array() ? std::to_string(a.size()) + " entries" : std::string(a.type_name())));
+  std::set<std::string> cells;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string where = "jobs[" + std::to_string(i) + "]";
+    Job job;
+    try {
+      job = job_from_json(a[i]);
+    } catch (const Error& e) {
+      std::string what = e.what();  // "job.<key>: ..." or "job.: ..."
+      if (what.rfind("job.", 0) == 0) what = what.substr(what.size() > 4 && what[4] == ':' ? 4 : 3);
+      throw Error("job." + where + what, e.hint());
+    }
+    if (job.role != "benchmark") bad(where + ".role", "a job list holds benchmark jobs only (a noise VM gets one job)");
+    if (job.cell.empty()) bad(where + ".cell", "every job of a list names its cell");
+    if (!cells.insert(job.cell).second) bad(where + ".cell", "cell \"" + job.cell + "\" is named twice");
+    if (!list.jobs.empty() && (job.vm != list.jobs[0].vm || job.vms != list.jobs[0].vms))
+      bad(where + ".vm", "every job of a list is for the same VM (vm and vms as jobs[0])");
+    list.jobs.push_back(std::move(job));
+  }
+  return list;
+}
+
+JobList parse_job_list(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) bad("", "not valid JSON");
+  return job_list_from_json(j);
+}
+
 KernbenchParams kernbench_params(const Job& job) {
   KernbenchParams p;
   const json& o = job.params;

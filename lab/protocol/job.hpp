@@ -79,6 +79,20 @@ nlohmann::json to_json(const Job& job);
 Job job_from_json(const nlohmann::json& j);
 Job parse_job(const std::string& text);  // also rejects text that is not JSON
 
+// A shared boot's job list (recipe share_boot): {"schema":1,"jobs":[Job, ...]}: the agent runs the
+// jobs one after another in the same boot (sync, caches dropped and the previous job's processes
+// gone in between), and every record of job i carries "cell" (jobs[i].cell) and "job" (i). All
+// jobs are benchmark jobs of the same VM, with distinct cells; at most kMaxJobsPerList.
+inline constexpr size_t kMaxJobsPerList = 256;
+struct JobList {
+  std::vector<Job> jobs;
+  bool is_list = false;  // false: the single-job format (one Job object), records carry no "cell"
+};
+nlohmann::json to_json(const JobList& list);  // the single-job format when !is_list
+// Reads either format; throws smtlab::Error naming the offending key ("job.jobs[1].kind: ...").
+JobList job_list_from_json(const nlohmann::json& j);
+JobList parse_job_list(const std::string& text);  // also rejects text that is not JSON
+
 nlohmann::json to_json(const KernbenchParams& p);
 nlohmann::json to_json(const ChatParams& p);
 nlohmann::json to_json(const HackbenchParams& p);

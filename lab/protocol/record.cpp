@@ -43,11 +43,22 @@ RecordWriter::RecordWriter(Sink sink, std::atomic<uint64_t>* shared_seq)
 uint64_t RecordWriter::write(std::string_view type, const json& fields) {
   std::lock_guard lock(mutex_);
   uint64_t seq = seq_->fetch_add(1);
-  sink_(encode_record(seq, type, fields));
+  if (context_.empty() || !fields.is_object()) {
+    sink_(encode_record(seq, type, fields));
+  } else {
+    json merged = context_;
+    for (auto& [k, v] : fields.items()) merged[k] = v;
+    sink_(encode_record(seq, type, merged));
+  }
   return seq;
 }
 
 uint64_t RecordWriter::next_seq() const { return seq_->load(); }
+
+void RecordWriter::set_context(const json& fields) {
+  std::lock_guard lock(mutex_);
+  context_ = fields.is_object() ? fields : json::object();
+}
 
 void RecordWriter::error(const std::string& message, bool fatal) {
   write("error", {{"message", message}, {"fatal", fatal}});

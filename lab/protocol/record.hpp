@@ -34,6 +34,9 @@ class RecordWriter {
   // Returns the seq used.
   uint64_t write(std::string_view type, const nlohmann::json& fields);
   uint64_t next_seq() const;
+  // Fields added to every later record (a job list's {"cell": id, "job": i}); an empty object
+  // clears them. Fields of the record itself win over the context.
+  void set_context(const nlohmann::json& fields);
 
   // Convenience writers for the common types.
   void error(const std::string& message, bool fatal);
@@ -45,6 +48,7 @@ class RecordWriter {
   std::atomic<uint64_t> own_seq_{0};
   std::atomic<uint64_t>* seq_;
   std::mutex mutex_;
+  nlohmann::json context_ = nlohmann::json::object();
 };
 
 // A sink that writes whole lines to a file descriptor (retrying short writes and EINTR).

@@ -276,7 +276,7 @@ void RecordStream::take_line(std::string_view line, Parsed& out) {
   if (end_)
     out.problems.push_back({Problem::Kind::after_end, n,
                             r.type + " record seq " + std::to_string(r.seq) + " after the end record"});
-  if (r.type == "end" && !end_) end_ = r;
+  if (r.type == "end" && !end_ && ++ends_ >= expected_ends_) end_ = r;
   ++accepted_;
   out.records.push_back(std::move(r));
 }

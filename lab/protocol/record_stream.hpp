@@ -54,7 +54,11 @@ class RecordStream {
   // The stream is over (guest gone): reports a truncated final line and missing seqs.
   Parsed finish();
 
-  bool ended() const { return end_.has_value(); }           // an "end" record arrived
+  bool ended() const { return end_.has_value(); }           // the last expected "end" arrived
+  // A job list of n jobs ends with n "end" records (one per job); records after the n-th are
+  // reported as after_end. Default 1.
+  void set_expected_ends(size_t n) { expected_ends_ = n < 1 ? 1 : n; }
+  size_t ends() const { return ends_; }
   const std::optional<Record>& end_record() const { return end_; }
   uint64_t lines() const { return line_no_; }
   uint64_t records_accepted() const { return accepted_; }
@@ -72,6 +76,7 @@ class RecordStream {
   uint64_t expected_ = 0;           // next seq in order
   std::set<uint64_t> gaps_;         // seqs skipped so far (bounded)
   std::optional<Record> end_;
+  size_t expected_ends_ = 1, ends_ = 0;
   bool finished_ = false;
 };
 

@@ -16,7 +16,8 @@ using namespace detail;
 namespace {
 
 const std::vector<std::string> kRecipeKeys = {"name",       "description", "image",    "kernels", "variants",
-                                              "topologies", "benchmarks",  "monitors", "matrix",  "timeouts"};
+                                              "topologies", "benchmarks",  "monitors", "matrix",  "timeouts",
+                                              "share_boot"};
 const std::vector<std::string> kVariantKeys = {"name", "kernel", "cmdline", "sysctls", "sched", "coresched"};
 const std::vector<std::string> kTopologyKeys = {"name",      "vms",     "cpu",   "memory", "cmdline",
                                                 "host_cpus", "pinning", "roles", "noise"};
@@ -459,6 +460,7 @@ Recipe load_recipe(const fs::path& file) {
     if (!any) f.fail(e->key_node, "the matrix selects no cells", "loosen 'include' or 'exclude'");
   }
   if (auto e = top.get("timeouts")) r.timeouts = parse_timeouts(f, *e);
+  if (auto e = top.get("share_boot")) r.share_boot = boolean(*e);
   return r;
 }
 

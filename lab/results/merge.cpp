@@ -121,6 +121,13 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   }
   merged["cells"] = std::move(cells);
   merged["merged_from"] = std::move(merged_from);
+  // Shared boots (share_boot): every shard's groups; a key two shards used keeps the first's.
+  json groups = json::object();
+  for (const auto& s : shards)
+    if (s.manifest.contains("boot_groups") && s.manifest["boot_groups"].is_object())
+      for (const auto& [key, g] : s.manifest["boot_groups"].items())
+        if (!groups.contains(key)) groups[key] = g;
+  if (!groups.empty()) merged["boot_groups"] = std::move(groups);
   report.cells = order.size();
   write_file_atomic(out / "manifest.json", merged.dump(2) + "\n");
   return report;

@@ -20,7 +20,7 @@ namespace {
 class PrintingObserver : public GuestObserver {
  public:
   explicit PrintingObserver(int vms) : vms_(vms) {}
-  void on_record(int vm, const protocol::Record& r) override {
+  void on_record(int vm, int /*job*/, const protocol::Record& r) override {
     const auto& b = r.body;
     std::string prefix = vms_ > 1 ? fmt::format("[vm{}] ", vm) : "";
     if (r.type == "output") {

@@ -10,6 +10,7 @@
 
 #include "image/image.hpp"
 #include "image/initramfs.hpp"
+#include "protocol/job_route.hpp"
 #include "run/job_builder.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -85,8 +86,18 @@ vm::GuestTopology guest_topology_from(const nlohmann::json& rec) {
   return t;
 }
 
+// One job of a VM's job list (a shared boot), or the VM's only job.
+struct JobState {
+  bool ended = false;
+  bool end_ok = false;
+  std::string last_error;
+  std::optional<Clock::time_point> first, bench_start, end;
+};
+
 struct VmState {
   std::unique_ptr<StreamTail> tail;
+  std::unique_ptr<protocol::JobRouter> router;  // a shared boot's benchmark VM
+  std::vector<JobState> jobs;
   protocol::RecordStream stream;
   bool benchmark = true;
   bool hello = false;
@@ -105,6 +116,8 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   const auto& topo = cell.topology;
   SessionOutcome outcome;
   const int vms = static_cast<int>(config.jobs.size());
+  const bool shared = !config.group.empty();
+  const int n_jobs = shared ? static_cast<int>(config.group.size()) : 1;
   std::filesystem::create_directories(config.work_dir);
 
   auto cmdline_words = kernel_cmdline(cell);
@@ -149,7 +162,15 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
     for (int k = 0; k < vms; ++k) {
       auto initrd = config.work_dir / ("vm" + std::to_string(k) + ".initrd");
       auto overlay = config.work_dir / ("vm" + std::to_string(k) + ".qcow2");
-      image::write_initrd_with_job(config.kernel->initramfs.path, protocol::to_json(config.jobs[k]).dump(), initrd);
+      const bool benchmark_vm = config.jobs[k].role != "noise";
+      std::string job_text = protocol::to_json(config.jobs[k]).dump();
+      if (shared && benchmark_vm) {
+        protocol::JobList list;
+        list.is_list = true;
+        list.jobs = config.group_jobs.at(k);
+        job_text = protocol::to_json(list).dump();
+      }
+      image::write_initrd_with_job(config.kernel->initramfs.path, job_text, initrd);
       vm::DomainSpec spec;
       spec.name = vm::unique_domain_name(cell.id, k);
       spec.topology = vtopo;
@@ -180,7 +201,14 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       }
       specs.push_back(spec);
       state[k].tail = std::make_unique<StreamTail>(spec.results_channel);
-      state[k].benchmark = config.jobs[k].role != "noise";
+      state[k].benchmark = benchmark_vm;
+      state[k].jobs.resize(static_cast<size_t>(n_jobs));
+      if (shared && benchmark_vm) {
+        std::vector<std::string> ids;
+        for (const auto* c : config.group) ids.push_back(c->id);
+        state[k].router = std::make_unique<protocol::JobRouter>(ids);
+        state[k].stream.set_expected_ends(ids.size());
+      }
     }
   } catch (const Error& e) {
     outcome.error = std::string("preparing the guests: ") + e.what();
@@ -213,8 +241,29 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       if (st.problems.admit(p)) observer.on_problem(k, p);
     if (final)
       if (auto held = st.problems.summary()) observer.on_problem(k, *held);
+    // A noise VM's records go with the job the first benchmark VM is running.
+    auto group_current = [&] {
+      for (const auto& s2 : state)
+        if (s2.router) return s2.router->current();
+      return 0;
+    };
     for (const auto& r : parsed.records) {
       const auto& b = r.body;
+      int job = 0;
+      if (st.router) {
+        std::string why;
+        job = st.router->route(r, &why);
+        if (job < 0) {
+          protocol::Problem p{protocol::Problem::Kind::bad_field, r.line,
+                              r.type + " record seq " + std::to_string(r.seq) + " " + why + "; dropped"};
+          if (st.problems.admit(p)) observer.on_problem(k, p);
+          continue;
+        }
+      } else if (shared) {
+        job = group_current();
+      }
+      auto& js = st.jobs[static_cast<size_t>(job)];
+      if (!js.first) js.first = Clock::now();
       if (r.type == "hello" && !st.hello) {
         st.hello = true;
         st.ready_s = seconds_since(started);
@@ -227,18 +276,26 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
           for (const auto& d : diffs) why += " " + d + ";";
           fail(k, why);
         }
-      } else if (r.type == "event" && st.benchmark && !bench_start) {
+      } else if (r.type == "event" && st.benchmark) {
         auto name = b.value("name", std::string());
-        if (name == "iteration-start" || name == "warmup") bench_start = Clock::now();
+        if (name == "iteration-start" || name == "warmup") {
+          if (!bench_start) bench_start = Clock::now();
+          if (!js.bench_start) js.bench_start = Clock::now();
+        }
       } else if (r.type == "error") {
         st.last_error = b.value("message", std::string());
-      } else if (r.type == "end" && !st.ended) {
-        st.ended = true;
-        st.end_ok = b.value("status", std::string()) == "ok";
+        js.last_error = st.last_error;
+      } else if (r.type == "end" && !st.ended && !js.ended) {
+        js.ended = true;
+        js.end_ok = b.value("status", std::string()) == "ok";
+        js.end = Clock::now();
+        st.ended = std::all_of(st.jobs.begin(), st.jobs.end(), [](const JobState& j) { return j.ended; });
+        st.end_ok = shared ? std::all_of(st.jobs.begin(), st.jobs.end(), [](const JobState& j) { return j.end_ok; })
+                           : js.end_ok;
         st.exit_code = b.contains("exit_code") && b["exit_code"].is_number_integer() ? b["exit_code"].get<int>() : -1;
         if (st.benchmark) bench_end = Clock::now();
       }
-      observer.on_record(k, r);
+      observer.on_record(k, job, r);
     }
   };
 
@@ -279,8 +336,12 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         fail(k, "VM " + std::to_string(k) + " did not start its agent within " + std::to_string(config.boot_timeout_s) +
                     " s (boot timeout)");
     }
-    if (elapsed > config.cell_timeout_s)
-      fail(0, "the cell did not finish within " + std::to_string(config.cell_timeout_s) + " s (cell timeout)");
+    // A shared boot has each of its cells' time: n x the cell timeout for the whole boot.
+    if (elapsed > static_cast<double>(config.cell_timeout_s) * n_jobs)
+      fail(0, shared ? "the shared boot's " + std::to_string(n_jobs) + " cells did not finish within " +
+                           std::to_string(config.cell_timeout_s * n_jobs) + " s (" + std::to_string(n_jobs) +
+                           " x the cell timeout)"
+                     : "the cell did not finish within " + std::to_string(config.cell_timeout_s) + " s (cell timeout)");
     if (seconds_since(last_console_check) >= 1.0 || !outcome.error.empty()) {
       last_console_check = Clock::now();
       for (int k = 0; k < vms; ++k) {
@@ -316,10 +377,46 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
     for (const auto& d : vm::disturbances(findings)) outcome.disturbances.push_back("VM " + std::to_string(k) + ": " + d);
   }
-  for (int k = 0; k < vms && outcome.error.empty(); ++k) {
+  // One cell: a benchmark VM that reported failure fails it. A shared boot: that fails the job's
+  // cell only (below).
+  for (int k = 0; k < vms && outcome.error.empty() && !shared; ++k) {
     const auto& st = state[k];
     if (st.benchmark && !st.end_ok)
       fail(k, "VM " + std::to_string(k) + " reported failure" + (st.last_error.empty() ? "" : ": " + st.last_error));
+  }
+  if (shared) {
+    auto since_start = [&](Clock::time_point t) { return std::chrono::duration<double>(t - started).count(); };
+    for (int j = 0; j < n_jobs; ++j) {
+      CellOutcome c;
+      c.ended = true;
+      std::string job_error;
+      std::optional<Clock::time_point> first, bench, end;
+      for (int k = 0; k < vms; ++k) {
+        const auto& st = state[k];
+        if (!st.benchmark) continue;
+        const auto& js = st.jobs[static_cast<size_t>(j)];
+        if (js.first && (!first || *js.first < *first)) first = js.first;
+        if (js.bench_start && (!bench || *js.bench_start < *bench)) bench = js.bench_start;
+        if (js.end && (!end || *js.end > *end)) end = js.end;
+        if (!js.ended) c.ended = false;
+        else if (!js.end_ok && job_error.empty())
+          job_error = "VM " + std::to_string(k) + " reported failure" + (js.last_error.empty() ? "" : ": " + js.last_error);
+      }
+      if (first) c.start_s = since_start(*first);
+      if (first && end && c.ended) c.job_s = std::chrono::duration<double>(*end - *first).count();
+      if (bench && end && c.ended) c.bench_s = std::chrono::duration<double>(*end - *bench).count();
+      if (!c.ended)
+        c.error = "the shared boot " + (outcome.error.empty() ? std::string("ended") : "failed") +
+                  " before this cell's job ended" + (outcome.error.empty() ? std::string() : ": " + outcome.error);
+      else
+        c.error = job_error;
+      c.ok = c.ended && c.error.empty();
+      outcome.cells.push_back(std::move(c));
+    }
+    // The boot failed unless every job ended; a job that failed is its cell's failure alone.
+    if (outcome.error.empty())
+      for (const auto& c : outcome.cells)
+        if (!c.ended) fail(0, c.error);
   }
 
   outcome.wall_s = seconds_since(started);
@@ -329,7 +426,8 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
     outcome.exit_codes.push_back(st.exit_code);
   }
   outcome.ok = outcome.error.empty();
-  if (!outcome.ok && !specs.empty())
+  bool any_cell_failed = std::any_of(outcome.cells.begin(), outcome.cells.end(), [](const CellOutcome& c) { return !c.ok; });
+  if ((!outcome.ok || any_cell_failed) && !specs.empty())
     outcome.console_tail = vm::console_tail(vm::read_console(specs[failed_vm].console_log), 25);
   std::error_code ec;
   std::filesystem::remove_all(config.work_dir, ec);

@@ -23,7 +23,9 @@ namespace smtlab::run {
 class GuestObserver {
  public:
   virtual ~GuestObserver() = default;
-  virtual void on_record(int vm, const protocol::Record& record) = 0;
+  // `job`: the record's job in a shared boot (index into SessionConfig::group; 0 for one cell).
+  // A noise VM's records go with the job its group's benchmark VM is running.
+  virtual void on_record(int vm, int job, const protocol::Record& record) = 0;
   virtual void on_problem(int vm, const protocol::Problem& problem) = 0;
 };
 
@@ -32,6 +34,11 @@ struct SessionConfig {
   const BootKernel* kernel = nullptr;
   const image::ImageArtifact* image = nullptr;
   std::vector<protocol::Job> jobs;       // one per VM
+  // A shared boot (recipe share_boot): the cells that run in this boot, in order (`cell` is the
+  // first), and per VM one job per cell (benchmark VMs get them as a job list; a noise VM runs
+  // its one job, jobs[vm], for the whole boot). Empty: the boot is `cell`'s alone.
+  std::vector<const plan::Cell*> group;
+  std::vector<std::vector<protocol::Job>> group_jobs;
   std::filesystem::path work_dir;        // overlays and job initrds; removed afterwards
   std::function<std::filesystem::path(int vm)> console_log;  // kept
   std::function<std::filesystem::path(int vm)> stream_log;   // the raw results channel; kept
@@ -43,6 +50,16 @@ struct SessionConfig {
   int boot_retries = 1;
   // Remote libvirt hosts only: the directory of the staging pool there ("": vm::kDefaultRemoteDir).
   std::filesystem::path remote_dir;
+};
+
+// One cell of a shared boot.
+struct CellOutcome {
+  bool ended = false;  // every benchmark VM reported the end of this cell's job
+  bool ok = false;
+  std::string error;   // why the cell failed, in words
+  double start_s = -1; // the job's first record, seconds after the first domain start
+  double job_s = -1;   // the job's first record to its last "end"
+  double bench_s = 0;  // first measured (or warm-up) iteration to the job's "end"
 };
 
 struct SessionOutcome {
@@ -59,6 +76,10 @@ struct SessionOutcome {
   // Kernel warnings and stalls on the consoles ("VM 0: kernel stall: <line>"): the cell still
   // counts, but its measurements were disturbed (e.g. the host starved the guest's vCPUs).
   std::vector<std::string> disturbances;
+  // A shared boot: per cell of SessionConfig::group. A job that fails fails its cell only; when
+  // the boot itself fails (crash, panic, timeout: `error`), the cells whose jobs had not ended
+  // fail with an error saying so.
+  std::vector<CellOutcome> cells;
 };
 
 SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer);

@@ -34,9 +34,9 @@ void Progress::iteration(const std::string& what) {
 
 void Progress::tick() { draw(false); }
 
-void Progress::end_cell(const std::string& state, const std::string& detail) {
+void Progress::end_cell(const std::string& state, const std::string& detail, int cells) {
   double secs = std::chrono::duration<double>(Clock::now() - cell_start_).count();
-  ++done_;
+  done_ += cells;
   done_seconds_ += secs;
   if (live_) fmt::print(stderr, "\r\033[K");
   fmt::print(stderr, "smtlab: cell {}/{} {}: {} in {}{}\n", current_, cells_, label_, state,

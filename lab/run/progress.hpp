@@ -12,7 +12,8 @@ class Progress {
   void start_cell(int k, const std::string& label);  // k is 1-based
   void iteration(const std::string& what);           // "kernbench -j4 iteration 2"
   void tick();                                       // redraws the live line (throttled)
-  void end_cell(const std::string& state, const std::string& detail);  // state: ok, FAILED, interrupted
+  // state: ok, FAILED, interrupted; `cells`: how many cells this finished (a shared boot's group).
+  void end_cell(const std::string& state, const std::string& detail, int cells = 1);
   void message(const std::string& text);             // a log line that does not break the live line
 
  private:

@@ -52,12 +52,14 @@ nlohmann::json cell_entry(const plan::Cell& cell) {
 }
 
 // Writes what the guests send into the results directory, and keeps the progress line fresh.
+// A shared boot's records go to the cell of their job (`cells`: the group's cells in job order).
 class ResultsObserver : public GuestObserver {
  public:
-  ResultsObserver(results::ResultsWriter& writer, std::string cell, Progress& progress)
-      : writer_(writer), cell_(std::move(cell)), progress_(progress) {}
+  ResultsObserver(results::ResultsWriter& writer, std::vector<std::string> cells, Progress& progress)
+      : writer_(writer), cells_(std::move(cells)), progress_(progress) {}
 
-  void on_record(int vm, const protocol::Record& record) override {
+  void on_record(int vm, int job, const protocol::Record& record) override {
+    const std::string& cell_ = cells_.at(static_cast<size_t>(job));
     nlohmann::json rec = record.body;
     rec["vm"] = vm;
     if (record.type == "sample") {
@@ -80,7 +82,7 @@ class ResultsObserver : public GuestObserver {
   }
 
   void on_problem(int vm, const protocol::Problem& problem) override {
-    writer_.append_event(cell_, {{"type", "stream-problem"},
+    writer_.append_event(cells_.front(), {{"type", "stream-problem"},
                                  {"vm", vm},
                                  {"kind", protocol::to_string(problem.kind)},
                                  {"line", problem.line},
@@ -89,7 +91,7 @@ class ResultsObserver : public GuestObserver {
 
  private:
   results::ResultsWriter& writer_;
-  std::string cell_;
+  std::vector<std::string> cells_;
   Progress& progress_;
 };
 
@@ -191,6 +193,130 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
 
   auto work = work_root();
   Progress progress(static_cast<int>(plan.cells.size()), options.live_progress);
+
+  // The session of a boot whose first (or only) cell is `cell`: its logs go to that cell's directory.
+  auto session_config = [&](const plan::Cell& cell) {
+    SessionConfig config;
+    config.cell = &cell;
+    config.kernel = &artifacts.kernels.at(cell.kernel.name);
+    config.image = &artifacts.image;
+    for (int vm = 0; vm < cell.topology.vms; ++vm) config.jobs.push_back(make_job(cell, recipe.monitors, vm));
+    config.work_dir = work / cell.id;
+    config.console_log = [&writer, id = cell.id](int vm) { return writer->console_log(id, vm); };
+    config.stream_log = [&writer, id = cell.id](int vm) {
+      return writer->cell_dir(id) / ("stream-vm" + std::to_string(vm) + ".jsonl");
+    };
+    config.boot_timeout_s = recipe.timeouts.boot_s;
+    config.cell_timeout_s = recipe.timeouts.cell_s;
+    config.remote_dir = options.remote_dir;
+    return config;
+  };
+
+  // One boot for the cells of a group (share_boot): each cell gets its own records, samples,
+  // monitors and status; the boot's timings are recorded once, under boot_groups. Returns false
+  // when the run was interrupted.
+  auto run_group = [&](const std::vector<const plan::Cell*>& cells, int k) -> bool {
+    const plan::Cell& first = *cells.front();
+    nlohmann::json ids = nlohmann::json::array();
+    std::vector<std::string> id_list;
+    std::string benchmarks;
+    for (const auto* c : cells) {
+      ids.push_back(c->id);
+      id_list.push_back(c->id);
+      benchmarks += (benchmarks.empty() ? "" : "+") + c->benchmark.name;
+    }
+    // The group's key: its first cell's id (a resumed run's second boot of a group's rest gets
+    // a suffix if that id was used before).
+    auto existing = writer->manifest().value("boot_groups", nlohmann::json::object());
+    std::string key = first.id;
+    for (int n = 2; existing.contains(key); ++n) key = first.id + "-" + std::to_string(n);
+
+    std::string label = first.variant.name + " " + first.topology.name + " " + benchmarks + " [" + key + ", one boot for " +
+                        std::to_string(cells.size()) + " cells]";
+    progress.start_cell(k, label);
+    auto started = utc_now();
+    for (size_t j = 0; j < cells.size(); ++j)
+      writer->set_cell_status(cells[j]->id, "running",
+                              {{"started", started}, {"boot_group", {{"id", key}, {"cells", ids}, {"job", j}}}});
+
+    SessionConfig config = session_config(first);
+    config.group = cells;
+    config.group_jobs.resize(static_cast<size_t>(first.topology.vms));
+    for (int vm = 0; vm < first.topology.vms; ++vm)
+      for (const auto* c : cells) config.group_jobs[static_cast<size_t>(vm)].push_back(make_job(*c, recipe.monitors, vm));
+
+    ResultsObserver observer(*writer, id_list, progress);
+    auto outcome = run_guests(*connection, config, observer);
+    // Failed before any job could run (pinning, preparing the guests): no per-cell outcome.
+    if (outcome.cells.size() != cells.size()) {
+      outcome.cells.assign(cells.size(), CellOutcome{});
+      for (auto& c : outcome.cells) c.error = "the shared boot failed before this cell's job ended: " + outcome.error;
+    }
+
+    auto finished = utc_now();
+    writer->update_manifest({{"boot_groups", [&] {
+                                auto groups = writer->manifest().value("boot_groups", nlohmann::json::object());
+                                groups[key] = {{"cells", ids},
+                                               {"started", started},
+                                               {"finished", finished},
+                                               {"wall_s", outcome.wall_s},
+                                               {"ready_s", outcome.ready_s},
+                                               {"ok", outcome.ok},
+                                               {"error", outcome.error},
+                                               {"notes", outcome.notes},
+                                               {"disturbances", outcome.disturbances}};
+                                return groups;
+                              }()}});
+    int ok = 0, failed = 0;
+    for (size_t j = 0; j < cells.size(); ++j) {
+      const auto& c = outcome.cells[j];
+      const auto& id = cells[j]->id;
+      if (outcome.interrupted && !c.ended) {
+        writer->reset_cell(id);
+        continue;
+      }
+      nlohmann::json extra = {{"started", started},
+                              {"finished", finished},
+                              {"bench_s", c.bench_s},
+                              {"job_s", c.job_s},
+                              {"job_start_s", c.start_s},
+                              {"guest_topology", outcome.guest_topology},
+                              {"notes", outcome.notes},
+                              {"disturbances", outcome.disturbances},
+                              {"error", c.error},
+                              {"boot_group", {{"id", key}, {"cells", ids}, {"job", j}}}};
+      // A cell's wall time in a shared boot is its own job's span; the boot is the group's.
+      if (c.job_s >= 0) extra["wall_s"] = c.job_s;
+      if (!c.ok) extra["console_tail"] = outcome.console_tail;
+      writer->set_cell_status(id, c.ok ? "ok" : "failed", extra);
+      (c.ok ? ok : failed)++;
+    }
+    summary.ok += ok;
+    summary.failed += failed;
+    if (outcome.interrupted) {
+      writer->update_manifest({{"interrupted", utc_now()}});
+      progress.end_cell("interrupted", "finish the run with --resume", static_cast<int>(cells.size()));
+      summary.interrupted = true;
+      return false;
+    }
+    std::string detail =
+        fmt::format("{} of {} cells ok, agent ready after {:.1f} s", ok, cells.size(),
+                    outcome.ready_s.empty() ? -1.0 : outcome.ready_s[0]);
+    progress.end_cell(failed ? "FAILED" : "ok", detail, static_cast<int>(cells.size()));
+    for (size_t j = 0; j < cells.size(); ++j) {
+      const auto& c = outcome.cells[j];
+      fmt::print(stderr, "  {} {}: {}{}\n", cells[j]->id, cells[j]->benchmark.name, c.ok ? "ok" : "FAILED",
+                 c.ok ? fmt::format(" (job {:.1f} s)", c.job_s) : ": " + c.error);
+    }
+    for (const auto& d : outcome.disturbances) fmt::print(stderr, "  disturbed: {}\n", d);
+    if (failed && !outcome.console_tail.empty()) fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
+    return true;
+  };
+
+  // Which cells run: a resumed run skips the finished ones (ok or failed) and clears what an
+  // unfinished attempt left; with share_boot the rest form boot groups (one boot each).
+  std::vector<plan::Cell> runnable;
+  std::vector<int> position;  // 1-based, in the plan
   int k = 0;
   for (const auto& cell : plan.cells) {
     ++k;
@@ -208,27 +334,28 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
       continue;
     }
     if (status != "pending") writer->reset_cell(cell.id);
+    runnable.push_back(cell);
+    position.push_back(k);
+  }
+
+  for (const auto& members : plan::boot_groups(runnable, plan.share_boot)) {
+    if (members.size() > 1) {
+      std::vector<const plan::Cell*> cells;
+      for (size_t i : members) cells.push_back(&runnable[i]);
+      if (!run_group(cells, position[members.front()])) break;
+      continue;
+    }
+    const plan::Cell& cell = runnable[members.front()];
+    k = position[members.front()];
 
     std::string label = cell.variant.name + " " + cell.topology.name + " " + cell.benchmark.name + " [" + cell.id + "]";
     progress.start_cell(k, label);
     auto started = utc_now();
     writer->set_cell_status(cell.id, "running", {{"started", started}});
 
-    SessionConfig config;
-    config.cell = &cell;
-    config.kernel = &artifacts.kernels.at(cell.kernel.name);
-    config.image = &artifacts.image;
-    for (int vm = 0; vm < cell.topology.vms; ++vm) config.jobs.push_back(make_job(cell, recipe.monitors, vm));
-    config.work_dir = work / cell.id;
-    config.console_log = [&](int vm) { return writer->console_log(cell.id, vm); };
-    config.stream_log = [&](int vm) { return writer->cell_dir(cell.id) / ("stream-vm" + std::to_string(vm) + ".jsonl"); };
-    config.boot_timeout_s = recipe.timeouts.boot_s;
-    config.cell_timeout_s = recipe.timeouts.cell_s;
-    config.remote_dir = options.remote_dir;
-
-    ResultsObserver observer(*writer, cell.id, progress);
+    SessionConfig config = session_config(cell);
+    ResultsObserver observer(*writer, {cell.id}, progress);
     auto outcome = run_guests(*connection, config, observer);
-
     if (outcome.interrupted) {
       writer->reset_cell(cell.id);
       writer->update_manifest({{"interrupted", utc_now()}});

@@ -212,3 +212,87 @@ TEST_CASE("reproduce re-runs a results directory's cells with its pinned artifac
   CHECK(refused.err.find("the original run used 000000000000") != std::string::npos);
   CHECK(refused.err.find("check out the commit the run was made from") != std::string::npos);
 }
+
+TEST_CASE("share_boot: two benchmarks of one variant and topology run in one boot, each cell with its own results") {
+  auto dir = fresh_dir("shared") / "run";
+  auto plan = run_smtlab({"plan", test_recipe("shared.yaml")});
+  INFO(plan.err);
+  REQUIRE(plan.status == 0);
+  CHECK(plan.out.rfind("boot  id", 0) == 0);
+  CHECK(plan.out.find("\n2 cells in 1 boot (share_boot") != std::string::npos);
+
+  auto r = run_smtlab({"run", test_recipe("shared.yaml"), "-o", dir.string()});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto m = read_json(dir / "manifest.json");
+  REQUIRE(m["cells"].size() == 2);
+  const auto first = m["cells"][0]["id"].get<std::string>(), second = m["cells"][1]["id"].get<std::string>();
+  // One boot, recorded once: one group with one agent-ready time for its one VM.
+  REQUIRE(m["boot_groups"].size() == 1);
+  REQUIRE(m["boot_groups"].contains(first));
+  const auto& group = m["boot_groups"][first];
+  CHECK(group["cells"] == nlohmann::json::array({first, second}));
+  REQUIRE(group["ready_s"].size() == 1);
+  CHECK(group["ready_s"][0].get<double>() > 0);
+  CHECK(group["wall_s"].get<double>() > group["ready_s"][0].get<double>());
+  CHECK(group["ok"] == true);
+  for (const auto& c : m["cells"]) {
+    INFO(c.dump());
+    CHECK(c["status"] == "ok");
+    CHECK(c["boot_group"]["id"] == first);
+    CHECK(c["job_s"].get<double>() > 0);
+    CHECK(c["bench_s"].get<double>() > 0);
+    CHECK(c["bench_s"].get<double>() <= c["job_s"].get<double>());
+    CHECK_FALSE(c.contains("ready_s"));
+  }
+  CHECK(m["cells"][1]["job_start_s"].get<double>() >= m["cells"][0]["job_start_s"].get<double>() +
+                                                          m["cells"][0]["job_s"].get<double>());
+  // One kernel boot: one console, in the group's first cell, with one "Linux version" banner.
+  auto console = smtlab::read_file(dir / "cells" / first / "console-vm0.log");
+  size_t banners = 0;
+  for (size_t at = console.find("Linux version"); at != std::string::npos; at = console.find("Linux version", at + 1)) ++banners;
+  CHECK(banners == 1);
+  CHECK_FALSE(std::filesystem::exists(dir / "cells" / second / "console-vm0.log"));
+  // Each cell's samples are its own benchmark's; the second cell started after sync and drop_caches.
+  auto benchmarks_in = [&](const std::string& id) {
+    std::set<std::string> names;
+    std::istringstream in(smtlab::read_file(dir / "cells" / id / "samples.jsonl"));
+    std::string line;
+    while (std::getline(in, line)) names.insert(nlohmann::json::parse(line)["benchmark"].get<std::string>());
+    return names;
+  };
+  CHECK(benchmarks_in(first) == std::set<std::string>{"chat"});
+  CHECK(benchmarks_in(second) == std::set<std::string>{"listing"});
+  CHECK(std::filesystem::file_size(dir / "cells" / second / "monitor.jsonl") > 0);
+  auto events = smtlab::read_file(dir / "cells" / second / "events.jsonl");
+  CHECK(events.find("\"drop_caches\":\"ok\"") != std::string::npos);
+  CHECK(qemu_processes("smtlab-" + first).empty());
+
+  auto compared = run_smtlab({"compare", dir.string()});
+  INFO(compared.err);
+  REQUIRE(compared.status == 0);
+  CHECK(compared.out.find("Hmean     msgs/s") != std::string::npos);
+  CHECK(compared.out.find("elapsed-s") != std::string::npos);
+}
+
+TEST_CASE("share_boot: a benchmark that fails fails only its cell, the next one runs in the same boot") {
+  auto dir = fresh_dir("shared-fail") / "run";
+  auto r = run_smtlab({"run", test_recipe("shared-fail.yaml"), "-o", dir.string()});
+  INFO(r.err);
+  CHECK(r.status == 4);
+  auto m = read_json(dir / "manifest.json");
+  REQUIRE(m["cells"].size() == 2);
+  const auto& broken = m["cells"][0];
+  const auto& chat = m["cells"][1];
+  CHECK(broken["benchmark"] == "broken");
+  CHECK(broken["status"] == "failed");
+  CHECK(broken["error"].get<std::string>() == "VM 0 reported failure: sh exited with status 7");
+  CHECK(chat["status"] == "ok");
+  CHECK(chat["error"] == "");
+  CHECK(std::filesystem::file_size(dir / "cells" / chat["id"].get<std::string>() / "samples.jsonl") > 0);
+  // Still one boot, and the boot itself is fine.
+  REQUIRE(m["boot_groups"].size() == 1);
+  const auto& group = m["boot_groups"][broken["id"].get<std::string>()];
+  CHECK(group["ok"] == true);
+  CHECK(group["cells"].size() == 2);
+}

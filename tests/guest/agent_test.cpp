@@ -398,3 +398,67 @@ TEST_CASE("virtio ports are found by name") {
   CHECK_FALSE(guest::find_virtio_port("org.smtlab.control.0", 0, sys, dev).has_value());  // no device node
   CHECK_FALSE(guest::find_virtio_port("other", 0, sys, dev).has_value());
 }
+
+TEST_CASE("a job list runs its jobs in order in one agent, every record names its cell, a failed job fails only itself") {
+  auto exec = [](const std::string& cell, const std::string& name, const std::string& script) {
+    return json{{"schema", 1},
+                {"cell", cell},
+                {"kind", "exec"},
+                {"params", {{"benchmark", name}}},
+                {"argv", {"sh", "-c", script}},
+                {"monitors", {{"vmstat_interval_s", 0}}}};
+  };
+  json list = {{"schema", 1},
+               {"jobs", {exec("aaaaaaaaaaaa", "first", "echo one"), exec("bbbbbbbbbbbb", "second", "exit 3"),
+                         exec("cccccccccccc", "third", "echo three")}}};
+  auto dir = scratch("list");
+  auto file = dir / "job.json";
+  std::ofstream(file) << list.dump();
+  ProcessOptions o;
+  o.timeout = std::chrono::seconds(60);
+  auto r = run_process({kGuest, "agent", "--job", file.string()}, o);
+  INFO(r.err);
+  CHECK(r.exit_code == 3);
+  RecordStream s;
+  s.set_expected_ends(3);
+  auto p = s.feed(r.out);
+  auto f = s.finish();
+  for (const auto& pr : p.problems) INFO(pr.str());
+  CHECK(p.problems.empty());
+  CHECK(f.problems.empty());
+  CHECK(s.ended());
+  REQUIRE(p.records.size() > 3);
+  const auto& hello = p.records.front();
+  CHECK(hello.type == "hello");
+  CHECK(hello.body["cells"] == json::array({"aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"}));
+
+  // After hello, every record carries its cell and job index, in list order.
+  std::vector<std::string> ends, between, outputs, sample_cells;
+  int last_job = 0;
+  for (size_t i = 1; i < p.records.size(); ++i) {
+    const auto& rec = p.records[i];
+    INFO(rec.body.dump());
+    REQUIRE(rec.body.contains("cell"));
+    REQUIRE(rec.body.contains("job"));
+    int job = rec.body["job"].get<int>();
+    CHECK(job >= last_job);
+    last_job = job;
+    CHECK(rec.body["cell"] == hello.body["cells"][job]);
+    std::string cell = rec.body["cell"].get<std::string>();
+    if (rec.type == "end") ends.push_back(cell + ":" + rec.body["status"].get<std::string>());
+    if (rec.type == "event" && rec.body["name"] == "between-jobs") {
+      between.push_back(cell);
+      // Natively (not PID 1) the agent leaves the machine's caches alone and says so; in a guest
+      // it syncs and drops them (cli_vm_test's share_boot test checks "ok" there).
+      CHECK(rec.body["detail"]["sync"] == false);
+      CHECK(rec.body["detail"]["drop_caches"].get<std::string>().rfind("skipped (not PID 1", 0) == 0);
+    }
+    if (rec.type == "output") outputs.push_back(cell + ":" + rec.body["line"].get<std::string>());
+    if (rec.type == "sample") sample_cells.push_back(cell + ":" + rec.body["benchmark"].get<std::string>());
+  }
+  CHECK(ends == std::vector<std::string>{"aaaaaaaaaaaa:ok", "bbbbbbbbbbbb:failed", "cccccccccccc:ok"});
+  CHECK(between == std::vector<std::string>{"bbbbbbbbbbbb", "cccccccccccc"});
+  CHECK(outputs == std::vector<std::string>{"aaaaaaaaaaaa:one", "cccccccccccc:three"});
+  std::set<std::string> samples(sample_cells.begin(), sample_cells.end());
+  CHECK(samples == std::set<std::string>{"aaaaaaaaaaaa:first", "cccccccccccc:third"});
+}

@@ -265,8 +265,9 @@ TEST_CASE("the plan table is aligned, one row per cell, and deterministic") {
     else line += ch;
   }
   REQUIRE(lines.size() == p.cells.size() + 1);
-  CHECK(lines[0].rfind("id            variant  kernel       topology    shape    vms  vcpus/host   benchmark  params", 0) == 0);
-  CHECK(lines[5] == p.cells[4].id +
+  // smoke has share_boot: true, so the first column names each cell's boot (g1, g2, ...).
+  CHECK(lines[0].rfind("boot  id            variant  kernel       topology    shape    vms  vcpus/host   benchmark  params", 0) == 0);
+  CHECK(lines[5] == "g5    " + p.cells[4].id +
                         "  eevdf    debian-6.12  overcommit  1x1x2x2  2    8/2 (4.00x)  kernbench  jobs=2,4 warmup "
                         "synthetic:4 target=all         2");
   // host_cpus "all" uses the host count given; an explicit host_cpus set wins.
@@ -293,4 +294,55 @@ TEST_CASE("the plan as JSON carries every cell with its definition") {
   CHECK(c["roles"] == nlohmann::json::array({"benchmark", "noise"}));
   CHECK(c["definition"] == cell_definition(p.cells[4]));
   CHECK(sha256_hex(c["definition"].dump()).substr(0, 12) == p.cells[4].id);
+}
+
+TEST_CASE("with share_boot the cells of one kernel, variant and topology form a boot group, and ids do not change") {
+  Recipe shared = load_recipe(kSource / "recipes/smoke.yaml");
+  REQUIRE(shared.share_boot);
+  Recipe alone = shared;
+  alone.share_boot = false;
+  Plan p = make_plan(shared);
+  Plan q = make_plan(alone);
+  CHECK(p.share_boot);
+  CHECK_FALSE(q.share_boot);
+  CHECK(ids(p) == ids(q));  // share_boot changes how cells run, not what they are
+
+  // smoke's order is benchmark, topology, variant: the kernbench cells first, then chat; each
+  // variant x topology's two cells share a boot, overcommit's one kernbench cell boots alone.
+  auto groups = boot_groups(p.cells, true);
+  REQUIRE(groups.size() == 5);
+  CHECK(groups[0] == std::vector<size_t>{0, 5});
+  CHECK(groups[1] == std::vector<size_t>{1, 6});
+  CHECK(groups[2] == std::vector<size_t>{2, 7});
+  CHECK(groups[3] == std::vector<size_t>{3, 8});
+  CHECK(groups[4] == std::vector<size_t>{4});
+  for (const auto& g : groups)
+    for (size_t i : g) {
+      CHECK(triple(p.cells[i]).substr(0, triple(p.cells[i]).rfind('/')) ==
+            triple(p.cells[g[0]]).substr(0, triple(p.cells[g[0]]).rfind('/')));
+      CHECK(boot_group_key(p.cells[i]) == boot_group_key(p.cells[g[0]]));
+    }
+  CHECK(boot_group_key(p.cells[0]) != boot_group_key(p.cells[1]));
+  CHECK(boot_groups(p.cells, false).size() == 9);
+
+  // The table's first column and the JSON name the groups.
+  std::string table = format_plan_table(p, 2);
+  CHECK(table.rfind("boot  id  ", 0) == 0);
+  CHECK(table.find("\ng1    " + p.cells[5].id + "  cfs") != std::string::npos);
+  CHECK(table.find("\ng5    " + p.cells[4].id + "  eevdf") != std::string::npos);
+  CHECK(format_plan_table(q, 2).rfind("id  ", 0) == 0);
+  nlohmann::json j = plan_to_json(p);
+  CHECK(j["share_boot"] == true);
+  REQUIRE(j["boot_groups"].size() == 5);
+  CHECK(j["boot_groups"][0] == nlohmann::json::array({p.cells[0].id, p.cells[5].id}));
+  CHECK(j["cells"][5]["boot_group"] == p.cells[0].id);
+  CHECK(j["cells"][4]["boot_group"] == p.cells[4].id);
+  CHECK(plan_to_json(q)["cells"][5]["boot_group"] == p.cells[5].id);
+
+  // A shard keeps its own cells' groups: the group is formed from what the shard runs.
+  PlanOptions half;
+  half.shard_count = 2;
+  Plan s = make_plan(shared, half);
+  for (const auto& g : boot_groups(s.cells, true))
+    for (size_t i : g) CHECK(boot_group_key(s.cells[i]) == boot_group_key(s.cells[g[0]]));
 }

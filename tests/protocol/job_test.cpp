@@ -85,3 +85,84 @@ TEST_CASE("an exec job carries its argv, iterations and the benchmark that names
   CHECK_THROWS_WITH(parse_job(R"({"schema":1,"kind":"exec","argv":["true"],"params":{"benchmark":""}})"),
                     Catch::Contains("params.benchmark"));
 }
+
+namespace {
+
+Job bench_job(const std::string& cell, const std::string& kind) {
+  Job j;
+  j.cell = cell;
+  j.kind = kind;
+  j.iterations = 2;
+  if (kind == "exec") {
+    j.argv = {"true"};
+    j.params = to_json(ExecParams{"build"});
+  }
+  return j;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_job_list(text);
+  } catch (const smtlab::Error& e) {
+    return e.what();
+  }
+  return "(parsed)";
+}
+
+}  // namespace
+
+TEST_CASE("a job list survives a JSON round trip, in order, and a single job stays in the single format") {
+  JobList list;
+  list.is_list = true;
+  list.jobs = {bench_job("aaaaaaaaaaaa", "chat"), bench_job("bbbbbbbbbbbb", "exec")};
+  auto text = to_json(list).dump();
+  JobList back = parse_job_list(text);
+  REQUIRE(back.is_list);
+  REQUIRE(back.jobs.size() == 2);
+  CHECK(back.jobs[0].cell == "aaaaaaaaaaaa");
+  CHECK(back.jobs[0].kind == "chat");
+  CHECK(back.jobs[1].cell == "bbbbbbbbbbbb");
+  CHECK(back.jobs[1].argv == std::vector<std::string>{"true"});
+  CHECK(to_json(back) == to_json(list));
+
+  // The single-job format (what every run without share_boot writes) reads as a list of one.
+  JobList single;
+  single.jobs = {bench_job("cccccccccccc", "hackbench")};
+  CHECK(to_json(single) == to_json(single.jobs[0]));
+  JobList one = parse_job_list(to_json(single).dump());
+  CHECK_FALSE(one.is_list);
+  REQUIRE(one.jobs.size() == 1);
+  CHECK(one.jobs[0].cell == "cccccccccccc");
+}
+
+TEST_CASE("a job list is checked job by job and names the offending entry") {
+  auto list = [](nlohmann::json jobs) { return nlohmann::json{{"schema", 1}, {"jobs", jobs}}.dump(); };
+  auto chat = to_json(bench_job("aaaaaaaaaaaa", "chat"));
+  auto other = to_json(bench_job("bbbbbbbbbbbb", "chat"));
+  CHECK(error_of(list(nlohmann::json::array())) == "job.jobs: expected a list of 1 to 256 jobs, got 0 entries");
+  CHECK(error_of(list(nlohmann::json::object())) == "job.jobs: expected a list of 1 to 256 jobs, got object");
+  auto bad_kind = other;
+  bad_kind["kind"] = "dance";
+  CHECK(error_of(list({chat, bad_kind})) ==
+        "job.jobs[1].kind: \"dance\" is not one of: chat, exec, hackbench, kernbench, noise");
+  CHECK(error_of(list({chat, 5})) == "job.jobs[1]: a job must be a JSON object, got number");
+  CHECK(error_of(list({chat, chat})) == "job.jobs[1].cell: cell \"aaaaaaaaaaaa\" is named twice");
+  auto noise = other;
+  noise["role"] = "noise";
+  noise["kind"] = "noise";
+  CHECK(error_of(list({chat, noise})).rfind("job.jobs[1].role: a job list holds benchmark jobs only", 0) == 0);
+  auto no_cell = other;
+  no_cell["cell"] = "";
+  CHECK(error_of(list({no_cell})) == "job.jobs[0].cell: every job of a list names its cell");
+  auto vm1 = other;
+  vm1["vm"] = 1;
+  CHECK(error_of(list({chat, vm1})).rfind("job.jobs[1].vm: every job of a list is for the same VM", 0) == 0);
+  CHECK(error_of(nlohmann::json{{"schema", 2}, {"jobs", {chat}}}.dump()).rfind("job.schema: this agent understands schema 1", 0) == 0);
+  nlohmann::json many = nlohmann::json::array();
+  for (int i = 0; i < 257; ++i) {
+    auto j = chat;
+    j["cell"] = "c" + std::to_string(i);
+    many.push_back(j);
+  }
+  CHECK(error_of(list(many)) == "job.jobs: expected a list of 1 to 256 jobs, got 257 entries");
+}

@@ -208,3 +208,40 @@ TEST_CASE("loading is bounded: the part of a file beyond the limit is ignored wi
   CHECK(load_results(dir).cells[0].samples.size() == 100);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a shared boot's cell fields are cleared by reset_cell, and merge keeps every shard's boot_groups") {
+  fs::path a = temp_dir("boot-a"), b = temp_dir("boot-b"), out = temp_dir("boot-merged");
+  json group = {{"id", "c0"}, {"cells", {"c0", "c1"}}, {"job", 0}};
+  {
+    auto w = ResultsWriter::create(a, manifest());
+    w.set_cell_status("c0", "ok", {{"boot_group", group}, {"job_s", 3.5}, {"job_start_s", 4.0}, {"wall_s", 3.5}});
+    json groups = json::object();
+    groups["c0"] = {{"cells", {"c0"}}, {"wall_s", 9.0}};
+    w.update_manifest({{"boot_groups", groups}});
+    w.set_cell_status("c1", "running", {{"boot_group", group}});
+    w.reset_cell("c1");
+    auto c1 = w.manifest()["cells"][1];
+    CHECK(c1["status"] == "pending");
+    CHECK_FALSE(c1.contains("boot_group"));
+    w.reset_cell("c0");
+    auto c0 = w.manifest()["cells"][0];
+    CHECK_FALSE(c0.contains("boot_group"));
+    CHECK_FALSE(c0.contains("job_s"));
+    CHECK_FALSE(c0.contains("job_start_s"));
+    w.set_cell_status("c0", "ok", {{"boot_group", group}});
+  }
+  {
+    auto w = ResultsWriter::create(b, manifest());
+    w.set_cell_status("c1", "ok", {{"boot_group", {{"id", "c1"}, {"cells", {"c1"}}, {"job", 0}}}});
+    json groups = json::object();
+    groups["c1"] = {{"cells", {"c1"}}, {"wall_s", 7.0}};
+    groups["c0"] = {{"cells", {"x"}}};
+    w.update_manifest({{"boot_groups", groups}});
+  }
+  merge_results({a, b}, out);
+  auto m = load_results(out).manifest;
+  REQUIRE(m["boot_groups"].size() == 2);
+  CHECK(m["boot_groups"]["c0"]["wall_s"] == 9.0);  // a key two shards used: the first's
+  CHECK(m["boot_groups"]["c1"]["wall_s"] == 7.0);
+  for (auto& d : {a, b, out}) fs::remove_all(d);
+}
