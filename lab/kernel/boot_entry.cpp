@@ -19,12 +19,6 @@ namespace smtlab::kernel {
 
 namespace {
 
-std::uint32_t le32(std::string_view bytes, std::size_t at) {
-  std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes[at + static_cast<std::size_t>(i)]);
-  return v;
-}
-
 std::uint64_t le64(const unsigned char* p) {
   std::uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
@@ -34,6 +28,10 @@ std::uint64_t le64(const unsigned char* p) {
 std::uint32_t le32(const unsigned char* p) {
   return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
          (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
+std::uint32_t le32(std::string_view bytes, std::size_t at) {
+  return le32(reinterpret_cast<const unsigned char*>(bytes.data() + at));
 }
 
 struct Magic {
