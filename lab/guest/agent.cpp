@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +24,7 @@
 #include "bench/noise.hpp"
 #include "bench/procfs.hpp"
 #include "bench/settings.hpp"
+#include "bench/settle.hpp"
 #include "bench/spawn.hpp"
 #include "bench/topology.hpp"
 #include "guest/pid1.hpp"
@@ -280,10 +282,12 @@ void reap_leftovers(RecordWriter& out) {
 }
 
 // Before the next job of a list: dirty data written back, page cache, dentries and inodes
-// dropped, so that the job does not start with the previous one's cache (an event says so, or
-// why not). Only as PID 1, in a guest: run natively, the machine's caches are not the agent's.
+// dropped, so that the job does not start with the previous one's cache, then a wait until every
+// CPU is quiet, so that it does not start into the work the drop left behind (an event says so,
+// or why not). Only as PID 1, in a guest: run natively, the machine is not the agent's.
 void between_jobs(RecordWriter& out, bool pid1) {
-  std::string dropped = "ok";
+  std::string dropped = "ok", waited;
+  json detail = {{"sync", pid1}};
   if (!pid1) {
     dropped = "skipped (not PID 1: a native run leaves the machine's caches alone)";
   } else {
@@ -292,9 +296,26 @@ void between_jobs(RecordWriter& out, bool pid1) {
     if (fd < 0 || ::write(fd, "3\n", 2) != 2)
       dropped = std::string("cannot write /proc/sys/vm/drop_caches: ") + std::strerror(errno);
     if (fd >= 0) ::close(fd);
+    const bench::SettleOptions settle_options;
+    const auto settle = bench::wait_until_quiet(settle_options);
+    json busiest = json::array();
+    for (double pct : settle.busiest_cpu_pct) busiest.push_back(std::round(pct * 10) / 10);
+    detail["settle"] = {{"settled", settle.settled},
+                        {"waited_s", settle.waited_s},
+                        {"busy_below_pct", settle_options.busy_below_pct},
+                        {"window_s", std::chrono::duration<double>(settle_options.window).count()},
+                        {"busiest_cpu_pct", busiest}};
+    char line[160];
+    if (settle.settled)
+      std::snprintf(line, sizeof line, ", quiet after %.2f s", settle.waited_s);
+    else
+      std::snprintf(line, sizeof line, ", not quiet after %.1f s (a CPU stayed above %.0f %% busy)",
+                    settle.waited_s, settle_options.busy_below_pct);
+    waited = line;
   }
-  out.event("between-jobs", {{"sync", pid1}, {"drop_caches", dropped}});
-  progress(std::string("between jobs: ") + (pid1 ? "synced, " : "") + "drop_caches " + dropped);
+  detail["drop_caches"] = dropped;
+  out.event("between-jobs", detail);
+  progress(std::string("between jobs: ") + (pid1 ? "synced, " : "") + "drop_caches " + dropped + waited);
 }
 
 }  // namespace

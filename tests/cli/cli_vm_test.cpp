@@ -266,6 +266,24 @@ TEST_CASE("share_boot: two benchmarks of one variant and topology run in one boo
   CHECK(std::filesystem::file_size(dir / "cells" / second / "monitor.jsonl") > 0);
   auto events = smtlab::read_file(dir / "cells" / second / "events.jsonl");
   CHECK(events.find("\"drop_caches\":\"ok\"") != std::string::npos);
+  // ... and after a wait for every vCPU to go quiet, whose windows the event records.
+  bool settle_seen = false;
+  {
+    std::istringstream in(events);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto e = nlohmann::json::parse(line);
+      if (e.value("name", "") != "between-jobs") continue;
+      settle_seen = true;
+      INFO(line);
+      const auto& settle = e["detail"]["settle"];
+      CHECK(settle["settled"].is_boolean());
+      CHECK(settle["waited_s"].get<double>() > 0);
+      CHECK(settle["waited_s"].get<double>() < 25);
+      CHECK(settle["busiest_cpu_pct"].size() >= 1);
+    }
+  }
+  CHECK(settle_seen);
   CHECK(qemu_processes("smtlab-" + first).empty());
 
   auto compared = run_smtlab({"compare", dir.string()});
