@@ -27,6 +27,13 @@ void require_absolute(const std::filesystem::path& p, const char* field, bool re
 
 std::string esc(const std::filesystem::path& p) { return xml_escape(p.string()); }
 
+// The guest's few devices sit on the root bus itself (q35: integrated endpoints on pcie.0; pc:
+// slots of pci.0). Left to itself libvirt gives each device on q35 a PCIe root port of its own,
+// plus a spare: bridges the guest kernel enumerates and sets up (hotplug, PME, AER) in every boot.
+std::string root_bus_address(int slot) {
+  return fmt::format("<address type='pci' domain='0x0000' bus='0x00' slot='0x{:02x}' function='0x0'/>", slot);
+}
+
 }  // namespace
 
 std::string to_string(Accel accel) { return accel == Accel::kvm ? "kvm" : "tcg"; }
@@ -172,10 +179,14 @@ std::string domain_xml(const DomainSpec& s) {
     add("      <driver name='qemu' type='qcow2' cache='unsafe'/>");
     add("      <source file='" + esc(s.disk) + "'/>");
     add("      <target dev='vda' bus='virtio'/>");
+    add("      " + root_bus_address(2));
     add("    </disk>");
   }
   if (s.network) {
-    add("    <interface type='user'><model type='virtio'/></interface>");
+    add("    <interface type='user'><model type='virtio'/>" + root_bus_address(4) + "</interface>");
+  }
+  if (!s.results_channel.empty() || !s.control_socket.empty()) {
+    add("    <controller type='virtio-serial' index='0'>" + root_bus_address(3) + "</controller>");
   }
   const bool streams = s.transport == Transport::streams;
   if (!s.console_log.empty() && streams) {

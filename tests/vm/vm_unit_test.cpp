@@ -105,6 +105,29 @@ TEST_CASE("domain XML carries topology, boot, devices and lifecycle policy", "[x
   CHECK(has(domain_xml(s), "<interface type='user'>"));
 }
 
+TEST_CASE("domain XML puts every device on the root bus, so libvirt adds no PCIe root ports", "[xml]") {
+  auto s = basic_spec();
+  s.disk = "/r/overlay.qcow2";
+  s.network = true;
+  auto x = domain_xml(s);
+  // One address per device (disk, the virtio-serial controller of the channels, the NIC), each on
+  // bus 0 in its own slot; no device is left for libvirt to place behind a root port.
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = x.find(needle); at != std::string::npos; at = x.find(needle, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("<address type='pci'") == 3);
+  CHECK(count("bus='0x00'") == 3);
+  CHECK(has(x, "<controller type='virtio-serial' index='0'><address type='pci' domain='0x0000' bus='0x00' slot='0x03'"));
+  for (const char* slot : {"slot='0x02'", "slot='0x03'", "slot='0x04'"}) CHECK(count(slot) == 1);
+  CHECK_FALSE(has(x, "pcie-root-port"));
+  // Without channels there is no virtio-serial controller to place.
+  s.results_channel.clear();
+  s.control_socket.clear();
+  CHECK_FALSE(has(domain_xml(s), "virtio-serial"));
+}
+
 TEST_CASE("domain XML under KVM uses host-passthrough", "[xml]") {
   auto s = basic_spec();
   s.accel = Accel::kvm;
