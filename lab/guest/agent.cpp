@@ -281,41 +281,37 @@ void reap_leftovers(RecordWriter& out) {
   }
 }
 
-// Before the next job of a list: dirty data written back, page cache, dentries and inodes
-// dropped, so that the job does not start with the previous one's cache, then a wait until every
-// CPU is quiet, so that it does not start into the work the drop left behind (an event says so,
-// or why not). Only as PID 1, in a guest: run natively, the machine is not the agent's.
+// Before the next job of a list: dirty data written back, then a wait until every vCPU is quiet,
+// so that the job does not start into work the previous one left behind (an event says so, or
+// why not). Caches are kept: under TCG, dropping them after kernbench made the next chat run
+// stall on one vCPU for seconds, 3-5x slower (BENCHMARKS.md, "chat after kernbench in one boot").
+// Only as PID 1, in a guest: run natively, the machine is not the agent's.
 void between_jobs(RecordWriter& out, bool pid1) {
-  std::string dropped = "ok", waited;
-  json detail = {{"sync", pid1}};
+  json detail = {{"sync", pid1}, {"caches", "kept"}};
   if (!pid1) {
-    dropped = "skipped (not PID 1: a native run leaves the machine's caches alone)";
-  } else {
-    ::sync();
-    int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || ::write(fd, "3\n", 2) != 2)
-      dropped = std::string("cannot write /proc/sys/vm/drop_caches: ") + std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    const bench::SettleOptions settle_options;
-    const auto settle = bench::wait_until_quiet(settle_options);
-    json busiest = json::array();
-    for (double pct : settle.busiest_cpu_pct) busiest.push_back(std::round(pct * 10) / 10);
-    detail["settle"] = {{"settled", settle.settled},
-                        {"waited_s", settle.waited_s},
-                        {"busy_below_pct", settle_options.busy_below_pct},
-                        {"window_s", std::chrono::duration<double>(settle_options.window).count()},
-                        {"busiest_cpu_pct", busiest}};
-    char line[160];
-    if (settle.settled)
-      std::snprintf(line, sizeof line, ", quiet after %.2f s", settle.waited_s);
-    else
-      std::snprintf(line, sizeof line, ", not quiet after %.1f s (a CPU stayed above %.0f %% busy)",
-                    settle.waited_s, settle_options.busy_below_pct);
-    waited = line;
+    detail["settle"] = "skipped (not PID 1: a native run does not wait for the machine)";
+    out.event("between-jobs", detail);
+    progress("between jobs: not PID 1, nothing to do");
+    return;
   }
-  detail["drop_caches"] = dropped;
+  ::sync();
+  const bench::SettleOptions settle_options;
+  const auto settle = bench::wait_until_quiet(settle_options);
+  json busiest = json::array();
+  for (double pct : settle.busiest_cpu_pct) busiest.push_back(std::round(pct * 10) / 10);
+  detail["settle"] = {{"settled", settle.settled},
+                      {"waited_s", settle.waited_s},
+                      {"busy_below_pct", settle_options.busy_below_pct},
+                      {"window_s", std::chrono::duration<double>(settle_options.window).count()},
+                      {"busiest_cpu_pct", busiest}};
   out.event("between-jobs", detail);
-  progress(std::string("between jobs: ") + (pid1 ? "synced, " : "") + "drop_caches " + dropped + waited);
+  char line[160];
+  if (settle.settled)
+    std::snprintf(line, sizeof line, "between jobs: synced, quiet after %.2f s", settle.waited_s);
+  else
+    std::snprintf(line, sizeof line, "between jobs: synced, not quiet after %.1f s (a vCPU stayed above %.0f %% busy)",
+                  settle.waited_s, settle_options.busy_below_pct);
+  progress(line);
 }
 
 }  // namespace
@@ -475,7 +471,7 @@ int run_agent(const AgentOptions& options) {
 
   const size_t n = list.jobs.size();
   // A job list: every record of job i says which cell it belongs to; between two jobs the
-  // previous one's processes are gone, dirty data is written back and the page cache dropped.
+  // previous one's processes are gone, dirty data is written back and the vCPUs are quiet.
   auto start_job = [&](size_t i) {
     if (!list.is_list) return;
     out.set_context({{"cell", list.jobs[i].cell}, {"job", i}});

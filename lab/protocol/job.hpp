@@ -80,8 +80,8 @@ Job job_from_json(const nlohmann::json& j);
 Job parse_job(const std::string& text);  // also rejects text that is not JSON
 
 // A shared boot's job list (recipe share_boot): {"schema":1,"jobs":[Job, ...]}: the agent runs the
-// jobs one after another in the same boot (sync, caches dropped and the previous job's processes
-// gone in between), and every record of job i carries "cell" (jobs[i].cell) and "job" (i). All
+// jobs one after another in the same boot (the previous job's processes gone, a sync and a wait
+// for quiet vCPUs in between; caches are kept), and every record of job i carries "cell" (jobs[i].cell) and "job" (i). All
 // jobs are benchmark jobs of the same VM, with distinct cells; at most kMaxJobsPerList.
 inline constexpr size_t kMaxJobsPerList = 256;
 struct JobList {

@@ -193,7 +193,7 @@ struct Recipe {
   Matrix matrix;
   Timeouts timeouts;
   // share_boot: the cells of one variant and topology (everything but the benchmark) run in one
-  // boot, one benchmark after the other (sync and dropped caches between them). Trades isolation
+  // boot, one benchmark after the other (a sync and a wait for quiet vCPUs between them). Trades isolation
   // (page cache, dirty state, slab) for the boot per cell. Not part of any cell's definition: it
   // changes how cells run, not what they are, so cell ids do not change with it.
   bool share_boot = false;
