@@ -1,6 +1,8 @@
 // The README's main command: the smoke recipe, every cell, to the comparison table.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "cli_harness.hpp"
 
 using namespace smtlab::test;
@@ -21,6 +23,17 @@ TEST_CASE("smtlab run recipes/smoke.yaml: every cell ok, samples and monitors re
     CHECK(std::filesystem::file_size(cell / "samples.jsonl") > 0);
     CHECK(std::filesystem::file_size(cell / "monitor.jsonl") > 0);
   }
+  // smoke shares boots: each variant x topology's kernbench and chat cells ran in one boot,
+  // overcommit's kernbench cell in its own; the manifest records each boot once.
+  REQUIRE(manifest.contains("boot_groups"));
+  CHECK(manifest["boot_groups"].size() == 5);
+  std::multiset<size_t> sizes;
+  for (const auto& [boot, g] : manifest["boot_groups"].items()) {
+    INFO(boot << " " << g.dump());
+    CHECK(g["ok"] == true);
+    sizes.insert(g["cells"].size());
+  }
+  CHECK(sizes == std::multiset<size_t>{1, 2, 2, 2, 2});
   // mmtests' format: two-line headers, then rows such as "Amean     elsp-2   ...".
   CHECK(r.out.find("Amean     elsp-2") != std::string::npos);
   CHECK(r.out.find("Amean     elsp-4") != std::string::npos);
