@@ -1,7 +1,8 @@
 #pragma once
-// Waiting for a guest to go quiet between two benchmarks of one boot. Dropping the caches after
-// a kernel build leaves seconds of deferred work under TCG (RCU frees of the dropped dentries and
-// inodes, on the CPU that dropped them); a benchmark started into it measures that work instead.
+// Waiting for a guest to go quiet between two benchmarks of one boot, so that the next one does
+// not start into work the previous one left behind (writeback, deferred frees, a kernel thread
+// still busy) and measure that work instead. When nothing is left it costs two windows (0.5 s):
+// after smoke's kernbench every vCPU was at 0 % in the first two (BENCHMARKS.md, session 5).
 #include <chrono>
 #include <optional>
 #include <string>
