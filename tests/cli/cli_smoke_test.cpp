@@ -23,17 +23,24 @@ TEST_CASE("smtlab run recipes/smoke.yaml: every cell ok, samples and monitors re
     CHECK(std::filesystem::file_size(cell / "samples.jsonl") > 0);
     CHECK(std::filesystem::file_size(cell / "monitor.jsonl") > 0);
   }
-  // smoke shares boots: each variant x topology's kernbench and chat cells ran in one boot,
-  // overcommit's kernbench cell in its own; the manifest records each boot once.
+  // smoke shares boots: each variant x topology's kernbench cell (job 0) and chat cell (job 1) ran
+  // in one boot, recorded once in boot_groups; overcommit's one kernbench cell booted on its own.
   REQUIRE(manifest.contains("boot_groups"));
-  CHECK(manifest["boot_groups"].size() == 5);
-  std::multiset<size_t> sizes;
+  CHECK(manifest["boot_groups"].size() == 4);
   for (const auto& [boot, g] : manifest["boot_groups"].items()) {
     INFO(boot << " " << g.dump());
     CHECK(g["ok"] == true);
-    sizes.insert(g["cells"].size());
+    CHECK(g["cells"].size() == 2);
   }
-  CHECK(sizes == std::multiset<size_t>{1, 2, 2, 2, 2});
+  std::multiset<std::string> jobs;  // benchmark:job index, over every cell
+  for (const auto& c : manifest["cells"]) {
+    const std::string bench = c["definition"]["benchmark"]["kind"].get<std::string>();
+    jobs.insert(bench + ":" + (c.contains("boot_group") && !c["boot_group"].is_null()
+                                   ? std::to_string(c["boot_group"]["job"].get<int>())
+                                   : std::string("own boot")));
+  }
+  CHECK(jobs == std::multiset<std::string>{"kernbench:0", "kernbench:0", "kernbench:0", "kernbench:0",
+                                           "kernbench:own boot", "chat:1", "chat:1", "chat:1", "chat:1"});
   // mmtests' format: two-line headers, then rows such as "Amean     elsp-2   ...".
   CHECK(r.out.find("Amean     elsp-2") != std::string::npos);
   CHECK(r.out.find("Amean     elsp-4") != std::string::npos);
