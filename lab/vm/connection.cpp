@@ -146,6 +146,18 @@ std::unique_ptr<Connection> Connection::open(const std::string& requested) {
   event_loop_acquire();
   c->loop_acquired_ = true;
 
+  if (c->info_.embedded) {
+    // libvirt's QEMU driver keeps its probe of the QEMU binary (2-4 s under TCG) only while
+    // the newest change time of the libvirt modules loaded so far stays the same. The first
+    // guest loads the storage-file module; where the packages were unpacked at different times it
+    // is newer than the QEMU driver's, so the probe was thrown away and redone at the next guest
+    // start and again at every smtlab start. The embedded secret driver (libvirt documents
+    // opening it next to qemu:///embed; Debian ships it in libvirt-daemon, with the storage-file
+    // module) is loaded first, so that the newest change time is already known when the QEMU
+    // driver validates its cache. Not fatal when it cannot be opened.
+    const std::string secret_uri = "secret:///embed?root=" + root.string();
+    c->secret_conn_ = virConnectOpen(secret_uri.c_str());
+  }
   c->conn_ = virConnectOpenAuth(uri.c_str(), virConnectAuthPtrDefault, 0);
   if (!c->conn_)
     throw Error("cannot open libvirt connection " + uri + ": " + libvirt_error(),
@@ -202,6 +214,7 @@ Connection::~Connection() {
     }
     if (callback_id_ >= 0) virConnectDomainEventDeregisterAny(conn_, callback_id_);
     virConnectClose(conn_);
+    if (secret_conn_) virConnectClose(secret_conn_);
     if (info_.embedded) {
       try {
         reap_stale(info_.embed_root);  // and wait until their QEMUs are really gone

@@ -82,6 +82,7 @@ class Connection {
   static int on_lifecycle(virConnectPtr, virDomainPtr, int event, int detail, void* self);
 
   virConnectPtr conn_ = nullptr;
+  virConnectPtr secret_conn_ = nullptr;  // embedded only: see Connection::open
   int callback_id_ = -1;
   bool loop_acquired_ = false;
   ConnectionInfo info_;
