@@ -21,7 +21,7 @@ FROM ${BASE} AS runtime
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libvirt0 libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils libyaml-cpp0.7 libfmt9 \
-      libssl3 mmdebstrap busybox-static cpio xz-utils zstd lz4 e2fsprogs ca-certificates \
+      libssl3 mmdebstrap cpio xz-utils zstd lz4 e2fsprogs ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && (getent group kvm >/dev/null || groupadd --system kvm) \
  && groupadd --system libvirt-qemu \

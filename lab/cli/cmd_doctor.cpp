@@ -54,10 +54,10 @@ void add_doctor_command(CLI::App& app) {
       for (const auto& c : vm::host_checks())
         lines.push_back({c.ok ? (c.warning ? "WARN" : "OK") : "FAIL", c.name, c.detail, c.hint});
     lines.insert(lines.end(), connection_lines.begin(), connection_lines.end());
-    for (const char* tool : {"qemu-img", "mmdebstrap", "mke2fs", "apt-get", "dpkg-deb", "busybox"}) {
+    for (const char* tool : {"qemu-img", "mmdebstrap", "mke2fs", "apt-get", "dpkg-deb"}) {
       auto path = find_program(tool);
       lines.push_back({path ? "OK" : "FAIL", tool, path ? path->string() : "not found",
-                       "apt-get install qemu-utils mmdebstrap e2fsprogs busybox-static (./smtlab installs them)"});
+                       "apt-get install qemu-utils mmdebstrap e2fsprogs (./smtlab installs them)"});
     }
     auto cache = cache_dir();
     struct statvfs fs {};

@@ -14,6 +14,7 @@
 #include "bench/monitors.hpp"
 #include "bench/topology.hpp"
 #include "guest/agent.hpp"
+#include "guest/boot_init.hpp"
 #include "guest/pid1.hpp"
 #include "smtlab/version.hpp"
 #include "util/error.hpp"
@@ -38,6 +39,8 @@ class PrintObserver : public bench::Observer {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Started by the kernel as the initramfs's /init: boot, then become the agent (never returns).
+  if (argc >= 1 && guest::is_boot_init(argv[0])) guest::run_boot_init();
   CLI::App app{"smtlab-guest " + std::string(kVersion) +
                ": the smtlab guest agent, and its benchmarks for native runs"};
   app.require_subcommand(1);

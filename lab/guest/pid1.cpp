@@ -40,7 +40,6 @@ std::string mount_basics() {
   try_mount(problems, "devtmpfs", "/dev", "devtmpfs", !exists("/dev/null"));
   try_mount(problems, "tmpfs", "/tmp", "tmpfs", true);
   if (auto lo = ensure_loopback_up(); !lo.empty()) problems += lo + "\n";
-  if (auto seed = credit_random_seed(); !seed.empty()) problems += seed + "\n";
   // Started without a console (no /dev/console in the initramfs), fds 0-2 are closed: fill them so
   // that the results port never lands on 1 or 2, where progress lines go.
   for (int fd = 0; fd <= 2; ++fd)
@@ -56,28 +55,26 @@ std::string mount_basics() {
 }
 
 std::string credit_random_seed() {
-  for (const char* path : {"/run/smtlab/random-seed", "/random-seed"}) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) continue;
-    constexpr std::size_t kSeed = 32;
-    alignas(rand_pool_info) unsigned char buffer[sizeof(rand_pool_info) + kSeed] = {};
-    auto* info = reinterpret_cast<rand_pool_info*>(buffer);
-    unsigned char* bytes = buffer + sizeof(rand_pool_info);
-    ssize_t n = read(fd, bytes, kSeed);
-    close(fd);
-    unlink(path);
-    if (n != static_cast<ssize_t>(kSeed)) return std::string("random seed ") + path + ": short read";
-    info->entropy_count = 8 * static_cast<int>(kSeed);
-    info->buf_size = static_cast<int>(kSeed);
-    int rnd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
-    if (rnd < 0) return std::string("cannot open /dev/urandom: ") + strerror(errno);
-    int rc = ioctl(rnd, RNDADDENTROPY, info);
-    int err = errno;
-    close(rnd);
-    explicit_bzero(buffer, sizeof buffer);
-    if (rc != 0) return std::string("RNDADDENTROPY failed: ") + strerror(err);
-    return "";
-  }
+  const char* path = "/random-seed";
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return "";
+  constexpr std::size_t kSeed = 32;
+  alignas(rand_pool_info) unsigned char buffer[sizeof(rand_pool_info) + kSeed] = {};
+  auto* info = reinterpret_cast<rand_pool_info*>(buffer);
+  unsigned char* bytes = buffer + sizeof(rand_pool_info);
+  ssize_t n = read(fd, bytes, kSeed);
+  close(fd);
+  unlink(path);
+  if (n != static_cast<ssize_t>(kSeed)) return std::string("random seed ") + path + ": short read";
+  info->entropy_count = 8 * static_cast<int>(kSeed);
+  info->buf_size = static_cast<int>(kSeed);
+  int rnd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+  if (rnd < 0) return std::string("cannot open /dev/urandom: ") + strerror(errno);
+  int rc = ioctl(rnd, RNDADDENTROPY, info);
+  int err = errno;
+  close(rnd);
+  explicit_bzero(buffer, sizeof buffer);
+  if (rc != 0) return std::string("RNDADDENTROPY failed: ") + strerror(err);
   return "";
 }
 

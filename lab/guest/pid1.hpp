@@ -5,14 +5,13 @@
 namespace smtlab::guest {
 
 bool is_pid1();
-// Mounts /proc, /sys, /dev (devtmpfs) when missing, and a tmpfs on /tmp; brings `lo` up; credits
-// the host's random seed (see credit_random_seed). Returns the problems (one per line), "" when
-// all went well. Never throws.
+// Mounts /proc, /sys, /dev (devtmpfs) when missing, and a tmpfs on /tmp; brings `lo` up. Returns
+// the problems (one per line), "" when all went well. Never throws.
 std::string mount_basics();
-// Credits the 32-byte seed the host put in the job initramfs (/run/smtlab/random-seed after the
-// boot init's switch_root, /random-seed without a root disk) to the kernel's RNG with
-// RNDADDENTROPY, so the RNG is ready at once (the guest has no entropy source of its own), then
-// deletes it. Returns "" or what went wrong; no seed file is not a problem.
+// Credits the 32-byte seed the host put in the job initramfs (/random-seed; the boot init calls
+// this first thing, before the root disk is mounted) to the kernel's RNG with RNDADDENTROPY, so
+// the RNG is ready at once (the guest has no entropy source of its own), then deletes it.
+// Returns "" or what went wrong; no seed file is not a problem.
 std::string credit_random_seed();
 // Brings the loopback interface up when it is down (a fresh guest without init scripts has `lo`
 // down, and the chat benchmark runs over 127.0.0.1). Returns "" or what went wrong.

@@ -45,10 +45,6 @@ const std::vector<std::pair<std::string, std::string>> kNeeded = {
     {"ext4", "CONFIG_EXT4_FS"},
 };
 
-const std::vector<std::string> kApplets = {"cat",  "cp",   "dmesg", "echo",        "insmod", "ls",
-                                           "mkdir", "mknod", "mount", "poweroff", "sh",     "sleep",
-                                           "switch_root", "test", "umount"};
-
 std::string module_name(const std::string& path) {
   std::string n = fs::path(path).filename().string();
   n = n.substr(0, n.find(".ko"));
@@ -191,95 +187,38 @@ std::vector<std::string> boot_modules(const kernel::KernelArtifact& k) {
   return order;
 }
 
-std::string init_script(const std::vector<std::string>& modules) {
-  std::string s = R"(#!/bin/sh
-# smtlab boot init: mount the root disk, hand over to the guest agent (see protocol.md).
-export PATH=/bin:/sbin
-fail() {
-  echo "smtlab-init: error: $*" > /dev/console
-  poweroff -f
-  while :; do sleep 60; done
-}
-mount -t proc proc /proc || fail "cannot mount /proc"
-mount -t sysfs sysfs /sys || fail "cannot mount /sys"
-mount -t devtmpfs devtmpfs /dev || fail "cannot mount devtmpfs on /dev"
-)";
-  for (const auto& m : modules) {
-    s += fmt::format("insmod /lib/modules/{0}.ko || fail \"cannot load module {0}\"\n", m);
-  }
-  s += R"(root=
-for arg in $(cat /proc/cmdline); do
-  case "$arg" in
-    smtlab.root=*) root="${arg#smtlab.root=}" ;;
-  esac
-done
-[ -n "$root" ] || fail "no smtlab.root= on the kernel command line"
-if [ "$root" = none ]; then
-  [ -f /job.json ] || fail "no /job.json in the initramfs"
-  exec /sbin/smtlab-guest agent --job /job.json
-  fail "cannot start /sbin/smtlab-guest"
-fi
-i=0
-while [ ! -b "$root" ]; do
-  i=$((i + 1))
-  [ "$i" -le 100 ] || fail "root device $root did not appear within 10 s"
-  sleep 0.1
-done
-mount -t ext4 -o rw "$root" /newroot || fail "cannot mount $root (ext4) on /newroot"
-[ -d /newroot/run ] || mkdir /newroot/run || fail "cannot create /run on the root disk"
-mount -t tmpfs -o mode=0755 tmpfs /newroot/run || fail "cannot mount a tmpfs on /newroot/run"
-mkdir -p /newroot/run/smtlab || fail "cannot create /run/smtlab"
-cp /sbin/smtlab-guest /newroot/run/smtlab/smtlab-guest || fail "cannot copy the agent"
-[ -f /job.json ] || fail "no /job.json in the initramfs"
-cp /job.json /newroot/run/smtlab/job.json || fail "cannot copy /job.json"
-if [ -f /random-seed ]; then
-  cp /random-seed /newroot/run/smtlab/random-seed || fail "cannot copy /random-seed"
-fi
-for fs in dev proc sys; do
-  if [ -d "/newroot/$fs" ]; then
-    mount -o move "/$fs" "/newroot/$fs" || umount "/$fs"
-  else
-    umount "/$fs"
-  fi
-done
-exec switch_root /newroot /run/smtlab/smtlab-guest agent --job /run/smtlab/job.json
-fail "switch_root failed"
-)";
+std::string module_list(const std::vector<std::string>& modules) {
+  std::string s;
+  for (const auto& m : modules) s += m + "\n";
   return s;
 }
 
-Initramfs prepare_initramfs(const kernel::KernelArtifact& k, const fs::path& agent_binary, cache::Cache& cache,
-                            const fs::path& busybox) {
+Initramfs prepare_initramfs(const kernel::KernelArtifact& k, const fs::path& agent_binary, cache::Cache& cache) {
   if (!fs::is_regular_file(agent_binary)) {
     throw Error("guest agent '" + agent_binary.string() + "' does not exist", "build the smtlab-guest target first");
   }
-  if (!fs::is_regular_file(busybox) || !is_static_elf(busybox)) {
-    throw Error(busybox.string() + " is missing or not a static executable",
-                "install the busybox-static package (apt-get install busybox-static)");
+  if (!is_static_elf(agent_binary)) {
+    throw Error("guest agent '" + agent_binary.string() + "' is not a statically linked executable: the kernel "
+                "starts it as /init before any library is reachable",
+                "build smtlab-guest with this project's CMake files (they link it with -static)");
   }
   const auto modules = boot_modules(k);
-  const std::string init = init_script(modules);
+  const std::string order = module_list(modules);
   Sha256 key;
-  key.field("what", "initramfs/1").field("kernel", k.digest).field("agent", sha256_file(agent_binary))
-      .field("busybox", sha256_file(busybox)).field("init", init);
-  for (const auto& m : modules) key.field("module", m);
+  key.field("what", "initramfs/2").field("kernel", k.digest).field("agent", sha256_file(agent_binary))
+      .field("modules", order);
   Initramfs out;
   out.modules = modules;
   auto entry = cache.get_or_build("initramfs", key.hex(), fmt::format("{} initramfs", k.name), [&](const fs::path& tmp) {
     std::map<std::string, std::function<void(CpioWriter&)>> items;  // sorted by path
-    for (const char* d : {"bin", "dev", "etc", "lib", "lib/modules", "newroot", "proc", "run", "sbin", "sys", "tmp"}) {
+    for (const char* d : {"dev", "lib", "lib/modules", "newroot", "proc", "sys"}) {
       items[d] = [d](CpioWriter& w) { w.add_directory(d); };
     }
     items["dev/console"] = [](CpioWriter& w) { w.add_char_device("dev/console", 0600, 5, 1); };
     items["dev/null"] = [](CpioWriter& w) { w.add_char_device("dev/null", 0666, 1, 3); };
-    const std::string bb = read_file(busybox, 64 << 20);
-    items["bin/busybox"] = [&bb](CpioWriter& w) { w.add_file("bin/busybox", bb, 0755); };
-    for (const auto& a : kApplets) {
-      items["bin/" + a] = [a](CpioWriter& w) { w.add_symlink("bin/" + a, "busybox"); };
-    }
     const std::string agent = read_file(agent_binary, 256 << 20);
-    items["sbin/smtlab-guest"] = [&agent](CpioWriter& w) { w.add_file("sbin/smtlab-guest", agent, 0755); };
-    items["init"] = [&init](CpioWriter& w) { w.add_file("init", init, 0755); };
+    items["init"] = [&agent](CpioWriter& w) { w.add_file("init", agent, 0755); };
+    items["lib/modules/load-order"] = [&order](CpioWriter& w) { w.add_file("lib/modules/load-order", order, 0644); };
     std::map<std::string, std::string> ko;
     if (!modules.empty()) {
       const DepTable t = read_dep_table(k.modules_dir);
@@ -292,7 +231,7 @@ Initramfs prepare_initramfs(const kernel::KernelArtifact& k, const fs::path& age
     CpioWriter w;
     for (const auto& [path, add] : items) add(w);
     write_file_atomic(tmp / "initramfs.cpio", w.finish());
-    write_file_atomic(tmp / "modules.txt", fmt::format("{}\n", fmt::join(modules, "\n")));
+    write_file_atomic(tmp / "modules.txt", order);
   });
   out.path = entry.dir / "initramfs.cpio";
   out.digest = entry.key;

@@ -1,9 +1,11 @@
 #pragma once
-// The boot initramfs of a kernel (see /tmp/briefs/protocol.md "Boot path"): busybox with the
-// applets /init uses, exactly the modules that kernel needs to reach its root disk and the results
-// channel (virtio_pci, virtio_blk, virtio_console, ext4 and their dependencies and pre-softdeps,
-// decompressed, skipping what is built in), /init, and /sbin/smtlab-guest. An uncompressed newc
-// cpio, deterministic (sorted entries, fixed mtimes), cached (kind "initramfs").
+// The boot initramfs of a kernel (see /tmp/briefs/protocol.md "Boot path"): /init, which is the
+// static guest agent itself (guest/boot_init.hpp: it mounts the root disk and becomes the agent,
+// no shell, no other program), exactly the modules that kernel needs to reach its root disk and
+// the results channel (virtio_pci, virtio_blk, virtio_console, ext4 and their dependencies and
+// pre-softdeps, decompressed, skipping what is built in) with /lib/modules/load-order listing
+// them in load order, and /dev/console. An uncompressed newc cpio, deterministic (sorted entries,
+// fixed mtimes), cached (kind "initramfs").
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -16,16 +18,16 @@ namespace smtlab::image {
 
 struct Initramfs {
   std::filesystem::path path;  // the cpio archive in the cache
-  std::string digest;          // cache key: kernel digest, agent, busybox, init, module list
+  std::string digest;          // cache key: kernel digest, agent, module list
   bool cache_hit = false;
   std::uint64_t size = 0;
   std::vector<std::string> modules;  // loaded by /init, in order ("virtio_blk", ...)
 };
 
-// Builds (or finds) the base initramfs. `agent_binary` is the guest agent (static executable).
-// `busybox` defaults to /bin/busybox of the busybox-static package.
+// Builds (or finds) the base initramfs. `agent_binary` is the guest agent; it must be a static
+// executable (smtlab::Error otherwise).
 Initramfs prepare_initramfs(const kernel::KernelArtifact& kernel, const std::filesystem::path& agent_binary,
-                            cache::Cache& cache, const std::filesystem::path& busybox = "/bin/busybox");
+                            cache::Cache& cache);
 
 // Writes `out` = the base initramfs bytes followed by a newc cpio holding /job.json and
 // /random-seed (32 bytes from the host's getrandom(), which the agent credits to the guest's RNG:
@@ -35,8 +37,8 @@ Initramfs prepare_initramfs(const kernel::KernelArtifact& kernel, const std::fil
 void write_initrd_with_job(const std::filesystem::path& base, const std::string& job_json,
                            const std::filesystem::path& out);
 
-// The /init script (busybox sh) that loads `modules` (decompressed, /lib/modules/<name>.ko) in order.
-std::string init_script(const std::vector<std::string>& modules);
+// The text of /lib/modules/load-order: one module name per line, in load order.
+std::string module_list(const std::vector<std::string>& modules);
 
 // The modules (in load order) a kernel needs for the boot path; empty when all are built in.
 // Throws smtlab::Error when the kernel can reach neither the disk nor the results port.

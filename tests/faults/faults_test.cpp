@@ -117,6 +117,23 @@ TEST_CASE("a guest that hangs silently is ended by the cell timeout, well within
   CHECK(qemu_of(dir).empty());
 }
 
+TEST_CASE("a root disk that never appears: the guest's /init says so and powers off, the cell fails with that line") {
+  auto dir = suite_dir("noroot");
+  auto started = std::chrono::steady_clock::now();
+  auto r = run_smtlab({"run", faults_recipe("noroot.yaml"), "-o", dir.string(), "--no-compare"}, 900s);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(run_failure_summary(dir, r.err));
+  CHECK(r.status == 4);
+  auto cell = read_json(dir / "manifest.json")["cells"][0];
+  CHECK(cell["status"] == "failed");
+  CHECK_THAT(cell["error"].get<std::string>(),
+             Catch::Contains("smtlab-init: error: root device /dev/vdz did not appear within 10 s"));
+  CHECK_THAT(text_of(dir / "cells" / cell["id"].get<std::string>() / "console-vm0.log"),
+             Catch::Contains("smtlab-init: error: root device /dev/vdz"));
+  CHECK(took < 240);  // the init's own 10 s wait ends it, not the 240 s boot timeout
+  CHECK(qemu_of(dir).empty());
+}
+
 TEST_CASE("garbage, a 1 MiB line, truncated and out-of-order records on the results port: reported, bounded, "
           "the agent's records still used") {
   auto dir = suite_dir("abuse");

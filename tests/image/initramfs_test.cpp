@@ -64,8 +64,9 @@ KernelArtifact fake_kernel(const fs::path& d) {
   return k;
 }
 
+// Any static executable stands in for the agent (busybox-static is one of the lab's packages).
 fs::path stand_in_agent(const fs::path& d) {
-  put(d / "agent", "#!/bin/sh\necho smtlab-guest: stand-in agent; uname -r\n");
+  fs::copy_file("/bin/busybox", d / "agent", fs::copy_options::overwrite_existing);
   fs::permissions(d / "agent", fs::perms(0755));
   return d / "agent";
 }
@@ -98,7 +99,7 @@ TEST_CASE("boot modules: built-in drivers need no module, a missing driver is an
   fs::remove_all(d);
 }
 
-TEST_CASE("the initramfs holds busybox, init, the agent and the decompressed modules, and its digest is stable") {
+TEST_CASE("the initramfs holds the agent as /init, the decompressed modules and their load order, with a stable digest") {
   const auto d = fresh("content");
   auto k = fake_kernel(d);
   const auto agent = stand_in_agent(d);
@@ -111,14 +112,14 @@ TEST_CASE("the initramfs holds busybox, init, the agent and the decompressed mod
   CHECK(smtlab::image::prepare_initramfs(k, agent, c1).cache_hit);
 
   const std::string list = listing(a.path);
-  for (const char* p : {"init\n", "bin/busybox\n", "bin/sh\n", "bin/switch_root\n", "bin/insmod\n", "sbin/smtlab-guest\n",
-                        "dev/console\n", "newroot\n", "lib/modules/virtio_blk.ko\n", "lib/modules/ext4.ko\n",
-                        "lib/modules/crc32c_generic.ko\n"}) {
+  for (const char* p : {"init\n", "dev/console\n", "newroot\n", "proc\n", "sys\n", "lib/modules/load-order\n",
+                        "lib/modules/virtio_blk.ko\n", "lib/modules/ext4.ko\n", "lib/modules/crc32c_generic.ko\n"}) {
     INFO(p);
     CHECK(list.find(p) != std::string::npos);
   }
   CHECK(list.find("unrelated") == std::string::npos);
   CHECK(list.find(".xz") == std::string::npos);
+  CHECK(list.find("bin/") == std::string::npos);  // no shell, no other program
 
   fs::create_directories(d / "x");
   smtlab::ProcessOptions opt;
@@ -126,24 +127,25 @@ TEST_CASE("the initramfs holds busybox, init, the agent and the decompressed mod
   opt.cwd = d / "x";
   smtlab::run_checked({"cpio", "-i", "--quiet", "-d", "--nonmatching", "dev/*"}, opt);
   CHECK(smtlab::read_file(d / "x/lib/modules/ext4.ko") == "\x7f" "ELF module kernel/fs/ext4/ext4.ko");
-  const std::string init = smtlab::read_file(d / "x/init");
-  CHECK(init.rfind("#!/bin/sh", 0) == 0);
-  // Dependencies load before what needs them.
-  CHECK(init.find("insmod /lib/modules/jbd2.ko") < init.find("insmod /lib/modules/ext4.ko"));
-  CHECK(init.find("switch_root /newroot /run/smtlab/smtlab-guest agent --job /run/smtlab/job.json") != std::string::npos);
-  CHECK(init.find("exec /sbin/smtlab-guest agent --job /job.json") != std::string::npos);
-  CHECK(smtlab::read_file(d / "x/sbin/smtlab-guest") == smtlab::read_file(agent));
+  CHECK(smtlab::read_file(d / "x/init") == smtlab::read_file(agent));
+  CHECK((fs::status(d / "x/init").permissions() & fs::perms::owner_exec) != fs::perms::none);
+  // The load order /init follows: dependencies before what needs them.
+  CHECK(smtlab::read_file(d / "x/lib/modules/load-order") ==
+        "virtio_pci_modern_dev\nvirtio_pci\nvirtio_blk\nvirtio_console\ncrc32c_generic\ncrc16\nmbcache\njbd2\next4\n");
 
   // Another agent: another digest.
-  put(agent, "#!/bin/sh\necho other\n");
+  { std::ofstream(agent, std::ios::app) << "another build"; }
   CHECK(smtlab::image::prepare_initramfs(k, agent, c1).digest != a.digest);
   fs::remove_all(d);
 }
 
-TEST_CASE("the init script is valid sh") {
-  const auto d = fresh("sh");
-  put(d / "init", smtlab::image::init_script({"virtio_blk", "ext4"}));
-  CHECK(smtlab::run_process({"sh", "-n", (d / "init").string()}).ok());
-  CHECK(smtlab::run_process({"busybox", "sh", "-n", (d / "init").string()}).ok());
+TEST_CASE("an agent that is not a static executable is refused: the kernel could not start it as /init") {
+  const auto d = fresh("dynamic");
+  auto k = fake_kernel(d);
+  smtlab::cache::Cache c(d / "cache");
+  put(d / "script", "#!/bin/sh\necho hello\n");
+  CHECK_THROWS_WITH(smtlab::image::prepare_initramfs(k, d / "script", c), Catch::Contains("not a statically linked"));
+  CHECK_THROWS_WITH(smtlab::image::prepare_initramfs(k, "/bin/true", c), Catch::Contains("not a statically linked"));
+  CHECK_THROWS_WITH(smtlab::image::prepare_initramfs(k, d / "missing", c), Catch::Contains("does not exist"));
   fs::remove_all(d);
 }
