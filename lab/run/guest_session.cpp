@@ -121,8 +121,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   std::filesystem::create_directories(config.work_dir);
 
   auto cmdline_words = kernel_cmdline(cell);
-  std::string cmdline;
-  for (const auto& w : cmdline_words) cmdline += (cmdline.empty() ? "" : " ") + w;
+  const std::string cmdline = kernel_cmdline_text(cell);
   bool nosmt = std::any_of(cmdline_words.begin(), cmdline_words.end(),
                            [](const std::string& w) { return w == "nosmt" || w.rfind("nosmt=", 0) == 0; });
 

@@ -102,10 +102,16 @@ protocol::Job make_exec_job(const plan::Cell& cell, int vm, const std::vector<st
 }
 
 std::vector<std::string> kernel_cmdline(const plan::Cell& cell) {
-  std::vector<std::string> words = {"console=ttyS0", "panic=-1", "smtlab.root=/dev/vda"};
+  std::vector<std::string> words = {"console=ttyS0", "panic=-1", "smtlab.root=/dev/vda", "cryptomgr.notests"};
   for (const auto* extra : {&cell.kernel.cmdline, &cell.variant.cmdline, &cell.topology.cmdline})
     words.insert(words.end(), extra->begin(), extra->end());
   return words;
+}
+
+std::string kernel_cmdline_text(const plan::Cell& cell) {
+  std::string line;
+  for (const auto& w : kernel_cmdline(cell)) line += (line.empty() ? "" : " ") + w;
+  return line;
 }
 
 }  // namespace smtlab::run

@@ -281,6 +281,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                               {"job_s", c.job_s},
                               {"job_start_s", c.start_s},
                               {"guest_topology", outcome.guest_topology},
+                              {"kernel_cmdline", kernel_cmdline_text(*cells[j])},
                               {"notes", outcome.notes},
                               {"disturbances", outcome.disturbances},
                               {"error", c.error},
@@ -369,6 +370,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                             {"bench_s", outcome.bench_s},
                             {"ready_s", outcome.ready_s},
                             {"guest_topology", outcome.guest_topology},
+                            {"kernel_cmdline", kernel_cmdline_text(cell)},
                             {"notes", outcome.notes},
                             {"disturbances", outcome.disturbances},
                             {"error", outcome.error}};

@@ -238,6 +238,7 @@ TEST_CASE("share_boot: two benchmarks of one variant and topology run in one boo
   CHECK(group["ok"] == true);
   for (const auto& c : m["cells"]) {
     INFO(c.dump());
+    CHECK(c["kernel_cmdline"] == "console=ttyS0 panic=-1 smtlab.root=/dev/vda cryptomgr.notests");
     CHECK(c["status"] == "ok");
     CHECK(c["boot_group"]["id"] == first);
     CHECK(c["job_s"].get<double>() > 0);

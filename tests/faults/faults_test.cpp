@@ -128,6 +128,8 @@ TEST_CASE("a root disk that never appears: the guest's /init says so and powers 
   CHECK(cell["status"] == "failed");
   CHECK_THAT(cell["error"].get<std::string>(),
              Catch::Contains("smtlab-init: error: root device /dev/vdz did not appear within 10 s"));
+  // The line the guest booted with is recorded: smtlab's words first, the variant's last.
+  CHECK(cell["kernel_cmdline"] == "console=ttyS0 panic=-1 smtlab.root=/dev/vda cryptomgr.notests smtlab.root=/dev/vdz");
   CHECK_THAT(text_of(dir / "cells" / cell["id"].get<std::string>() / "console-vm0.log"),
              Catch::Contains("smtlab-init: error: root device /dev/vdz"));
   CHECK(took < 240);  // the init's own 10 s wait ends it, not the 240 s boot timeout
