@@ -198,16 +198,7 @@ void run_boot_init() {
   const auto root = root_from_cmdline(*cmdline);
   if (!root) fail("no smtlab.root= on the kernel command line");
 
-  AgentOptions agent;
-  if (*root == "none") {
-    agent.job_file = "/job.json";
-    char line[120];
-    std::snprintf(line, sizeof line, "boot init: %zu modules %.3f s, no root disk (uptime %.2f s)", modules.size(),
-                  loaded - start, boottime_s());
-    progress(line);
-    power_off(run_agent(agent));  // run_agent powers off itself as PID 1; this is a backstop
-  }
-  if (root->empty() || (*root)[0] != '/') fail("smtlab.root=" + *root + " is not a device path");
+  if ((*root)[0] != '/') fail("smtlab.root=" + *root + " is not a device path (/dev/...)");
   wait_for_block_device(*root);
   const double appeared = boottime_s();
   mount_or_fail(root->c_str(), kNewRoot, "ext4", 0);
@@ -225,8 +216,9 @@ void run_boot_init() {
                 modules.size(), loaded - start, root->c_str(), appeared - loaded, mounted - appeared,
                 boottime_s() - mounted, boottime_s());
   progress(line);
+  AgentOptions agent;
   agent.job_file = "/run/smtlab/job.json";
-  power_off(run_agent(agent));
+  power_off(run_agent(agent));  // run_agent powers off itself as PID 1; this is a backstop
 }
 
 }  // namespace smtlab::guest

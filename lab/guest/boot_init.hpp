@@ -15,7 +15,7 @@ namespace smtlab::guest {
 inline constexpr const char* kModuleListPath = "/lib/modules/load-order";
 
 // The value of `smtlab.root=` in a kernel command line (the last one wins, as in the kernel);
-// nullopt when absent or empty. "none" means: no root disk, the job is in the initramfs.
+// nullopt when absent or empty. The boot init refuses a value that is not a path.
 std::optional<std::string> root_from_cmdline(std::string_view cmdline);
 
 // Parses the module list: names of [A-Za-z0-9_-], one per line, blank lines ignored. Throws
