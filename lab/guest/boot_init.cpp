@@ -183,10 +183,12 @@ void run_boot_init() {
   // The host's seed, as early as possible: the kernel's RNG is not ready until it is credited.
   if (auto seed = credit_random_seed(); !seed.empty()) progress("warning: " + seed);
 
+  // Always in the initramfs smtlab builds, empty when the kernel has everything built in.
+  auto list = bench::read_proc(kModuleListPath, 64 << 10);
+  if (!list) fail(std::string("cannot read ") + kModuleListPath + ": " + errno_text());
   std::vector<std::string> modules;
   try {
-    auto list = bench::read_proc(kModuleListPath, 64 << 10);
-    if (list) modules = parse_module_list(*list);
+    modules = parse_module_list(*list);
   } catch (const std::exception& e) {
     fail(std::string(kModuleListPath) + ": " + e.what());
   }
