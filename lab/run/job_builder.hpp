@@ -22,7 +22,7 @@ protocol::Job make_exec_job(const plan::Cell& cell, int vm, const std::vector<st
 // `cryptomgr.notests`), then the kernel definition's, the variant's and the topology's extras (so
 // that e.g. a topology's `nosmt` is last, and `cryptomgr.notests=0` in a recipe wins).
 // `cryptomgr.notests` skips the crypto self-tests that run as each algorithm registers: they
-// cost the Debian kernels 0.4-0.5 s of every boot under TCG (BENCHMARKS.md) and do not touch what
+// cost the Debian kernels 0.36-0.49 s of every boot under TCG (BENCHMARKS.md) and do not touch what
 // the benchmarks measure. The cells' manifest entries record the whole line (kernel_cmdline).
 std::vector<std::string> kernel_cmdline(const plan::Cell& cell);
 // The same, joined with spaces.
