@@ -41,11 +41,9 @@ double boottime_s() {
   for (;;) pause();  // PID 1 must not exit
 }
 
-void mount_or_fail(const char* source, const char* target, const char* type, unsigned long flags,
+void mount_or_fail(const char* source, const char* target, const char* type, unsigned long flags = 0,
                    const char* data = nullptr) {
-  mkdir(target, 0755);
-  if (mount(source, target, type, flags, data) != 0 && errno != EBUSY)
-    fail(std::string("cannot mount ") + type + " on " + target + ": " + errno_text());
+  if (auto problem = mount_on(source, target, type, flags, data); !problem.empty()) fail(problem);
 }
 
 void load_module(const std::string& name) {
@@ -177,9 +175,9 @@ bool is_boot_init(const char* argv0) { return argv0 && std::strcmp(argv0, "/init
 
 void run_boot_init() {
   const double start = boottime_s();
-  mount_or_fail("proc", "/proc", "proc", 0);
-  mount_or_fail("sysfs", "/sys", "sysfs", 0);
-  mount_or_fail("devtmpfs", "/dev", "devtmpfs", 0);
+  mount_or_fail("proc", "/proc", "proc");
+  mount_or_fail("sysfs", "/sys", "sysfs");
+  mount_or_fail("devtmpfs", "/dev", "devtmpfs");
   // The host's seed, as early as possible: the kernel's RNG is not ready until it is credited.
   if (auto seed = credit_random_seed(); !seed.empty()) progress("warning: " + seed);
 
@@ -203,7 +201,7 @@ void run_boot_init() {
   if ((*root)[0] != '/') fail("smtlab.root=" + *root + " is not a device path (/dev/...)");
   wait_for_block_device(*root);
   const double appeared = boottime_s();
-  mount_or_fail(root->c_str(), kNewRoot, "ext4", 0);
+  mount_or_fail(root->c_str(), kNewRoot, "ext4");
   const double mounted = boottime_s();
   const std::string run = std::string(kNewRoot) + "/run";
   mkdir(run.c_str(), 0755);

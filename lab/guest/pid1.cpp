@@ -27,11 +27,16 @@ bool exists(const char* p) {
 }
 void try_mount(std::string& problems, const char* src, const char* dir, const char* type, bool needed) {
   if (!needed) return;
-  mkdir(dir, 0755);
-  if (mount(src, dir, type, 0, nullptr) != 0 && errno != EBUSY)
-    problems += std::string("cannot mount ") + type + " on " + dir + ": " + strerror(errno) + "\n";
+  if (auto problem = mount_on(src, dir, type); !problem.empty()) problems += problem + "\n";
 }
 }  // namespace
+
+std::string mount_on(const char* source, const char* target, const char* type, unsigned long flags, const char* data) {
+  mkdir(target, 0755);
+  if (mount(source, target, type, flags, data) != 0 && errno != EBUSY)
+    return std::string("cannot mount ") + type + " on " + target + ": " + strerror(errno);
+  return "";
+}
 
 std::string mount_basics() {
   std::string problems;

@@ -8,6 +8,10 @@ bool is_pid1();
 // Mounts /proc, /sys, /dev (devtmpfs) when missing, and a tmpfs on /tmp; brings `lo` up. Returns
 // the problems (one per line), "" when all went well. Never throws.
 std::string mount_basics();
+// Mounts `source` (of `type`) on `target`, creating the directory; already mounted (EBUSY) is fine.
+// Returns "" or "cannot mount <type> on <target>: <reason>".
+std::string mount_on(const char* source, const char* target, const char* type, unsigned long flags = 0,
+                     const char* data = nullptr);
 // Credits the 32-byte seed the host put in the job initramfs (/random-seed; the boot init calls
 // this first thing, before the root disk is mounted) to the kernel's RNG with RNDADDENTROPY, so
 // the RNG is ready at once (the guest has no entropy source of its own), then deletes it.
