@@ -15,7 +15,8 @@ namespace smtlab::vm {
 std::vector<HostCheck> host_checks() {
   std::vector<HostCheck> out;
   {
-    HostCheck c{"qemu-system-x86_64"};
+    HostCheck c;
+    c.name = "qemu-system-x86_64";
     auto p = find_program("qemu-system-x86_64");
     c.ok = p.has_value();
     c.detail = p ? p->string() : "not found";
@@ -23,7 +24,8 @@ std::vector<HostCheck> host_checks() {
     out.push_back(c);
   }
   {
-    HostCheck c{"libvirt QEMU driver"};
+    HostCheck c;
+    c.name = "libvirt QEMU driver";
     const char* candidates[] = {
         "/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so",
         "/usr/lib64/libvirt/connection-driver/libvirt_driver_qemu.so",
@@ -38,7 +40,8 @@ std::vector<HostCheck> host_checks() {
     out.push_back(c);
   }
   {
-    HostCheck c{"kvm"};
+    HostCheck c;
+    c.name = "kvm";
     c.ok = true;
     if (access("/dev/kvm", R_OK | W_OK) == 0) {
       try {
@@ -64,7 +67,8 @@ std::vector<HostCheck> host_checks() {
     out.push_back(c);
   }
   if (geteuid() == 0) {
-    HostCheck c{"libvirt-qemu user and group"};
+    HostCheck c;
+    c.name = "libvirt-qemu user and group";
     c.ok = getpwnam("libvirt-qemu") && getgrnam("libvirt-qemu");
     c.detail = c.ok ? "present (the embedded driver looks them up when run as root)"
                     : "missing: the embedded driver refuses to start as root without them";
