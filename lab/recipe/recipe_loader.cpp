@@ -199,13 +199,22 @@ Topology parse_topology(const YamlFile& f, const YAML::Node& node) {
   if (pin)
     t.pinning = choice<Pinning>(*pin, {{"none", Pinning::none}, {"vcpu", Pinning::vcpu}, {"core", Pinning::core},
                                        {"shared", Pinning::shared}});
-  if ((t.pinning == Pinning::vcpu || t.pinning == Pinning::core) && !t.host_cpus.empty()) {
+  if (t.pinning == Pinning::vcpu && !t.host_cpus.empty()) {
     long need = static_cast<long>(t.vms) * t.vcpus();
     if (need > static_cast<long>(t.host_cpus.size()))
-      pin->fail("pinning: " + to_string(t.pinning) + " needs a host CPU for each of the " + std::to_string(need) +
-                    " vCPUs (" + std::to_string(t.vms) + " VM x " + std::to_string(t.vcpus()) + "), but host_cpus '" +
+      pin->fail("pinning: vcpu needs a host CPU for each of the " + std::to_string(need) + " vCPUs (" +
+                    std::to_string(t.vms) + " VM x " + std::to_string(t.vcpus()) + "), but host_cpus '" +
                     host->value.Scalar() + "' has " + std::to_string(t.host_cpus.size()),
                 "say pinning: shared to overcommit those CPUs, give more host_cpus, or use fewer vCPUs");
+  }
+  if (t.pinning == Pinning::core && !t.host_cpus.empty()) {
+    long need = static_cast<long>(t.vms) * t.sockets * t.dies * t.cores;
+    if (need > static_cast<long>(t.host_cpus.size()))
+      pin->fail("pinning: core needs a host core for each of the " + std::to_string(need) + " virtual cores (" +
+                    std::to_string(t.vms) + " VM x " + std::to_string(t.sockets * t.dies * t.cores) +
+                    "), but host_cpus '" + host->value.Scalar() + "' has " + std::to_string(t.host_cpus.size()) +
+                    " CPUs",
+                "say pinning: shared to overcommit those CPUs, give more host_cpus, or use fewer cores");
   }
   if (auto e = m.get("roles")) {
     if (!e->value.IsSequence()) e->fail("'roles' must be a list, one role per VM", "write e.g. [benchmark, noise]");

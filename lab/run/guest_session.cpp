@@ -131,7 +131,6 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   pin_request.topology = vtopo;
   pin_request.host_cpus = topo.host_cpus;
   pin_request.policy = pin_policy(topo.pinning);
-  pin_request.allow_fallback = true;  // core pinning on a host without SMT: one CPU per vCPU, noted
   vm::PinPlan pins;
   try {
     pins = vm::plan_pinning(pin_request, connection.info().host);

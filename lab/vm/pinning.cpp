@@ -99,55 +99,51 @@ PinPlan plan_pinning(const PinRequest& req, const HostTopology& host) {
   const int per_vm = t.count();
   const int total = per_vm * req.vms;
   PinPlan plan;
-  plan.applied = req.policy;
   plan.vms.resize(req.vms);
   const std::string all = format_cpulist(set);
 
-  PinPolicy policy = req.policy;
-  if (policy == PinPolicy::core) {
+  if (req.policy == PinPolicy::core) {
+    // Each virtual core on a host core of its own. Its threads go one to one on that core's
+    // threads when it has as many; else they share them round-robin, so that on a host without
+    // SMT the siblings of a virtual core time-share one host CPU, as hyperthreads share a core.
     auto cores = cores_in(set, host);
-    size_t widest = 0;
-    for (auto& c : cores) widest = std::max(widest, c.cpus.size());
-    if (t.threads > 1 && static_cast<int>(widest) < t.threads) {
-      std::string why = fmt::format(
-          "pinning 'core' puts the {} threads of each virtual core on the threads of one host "
-          "core, but the host CPUs {} have {} thread(s) per core ({})",
-          t.threads, all, widest, widest <= 1 ? "no SMT" : "too few siblings");
-      if (!req.allow_fallback)
-        throw Error(why, "use pinning: vcpu (one host CPU per vCPU) or shared, run on a host with "
-                         "SMT, or allow the fallback");
-      plan.notes.push_back(why + "; fell back to one host CPU per vCPU");
-      policy = PinPolicy::vcpu;
-      plan.applied = PinPolicy::vcpu;
-    } else {
-      std::vector<HostCore> usable;
-      for (auto& c : cores)
-        if (static_cast<int>(c.cpus.size()) >= t.threads) usable.push_back(c);
-      int virtual_cores = req.vms * t.sockets * t.dies * t.cores;
-      if (static_cast<int>(usable.size()) < virtual_cores)
-        throw Error(fmt::format("pinning 'core' needs one host core per virtual core: {} VM(s) x "
-                                "{} cores = {}, but the host CPUs {} hold {} core(s) with {} "
-                                "thread(s) free",
-                                req.vms, t.sockets * t.dies * t.cores, virtual_cores, all,
-                                usable.size(), t.threads),
-                    "use fewer VMs or cores, more host_cpus, or pinning: shared to overcommit");
-      std::set<int> used;
-      size_t next = 0;
-      for (auto& vm : plan.vms) {
-        for (int v = 0; v < per_vm; v += t.threads) {
-          const auto& hc = usable[next++];
-          for (int th = 0; th < t.threads; ++th) {
-            vm.vcpus.push_back(std::to_string(hc.cpus[th]));
-            used.insert(hc.cpus[th]);
-          }
+    int virtual_cores = req.vms * t.sockets * t.dies * t.cores;
+    if (static_cast<int>(cores.size()) < virtual_cores)
+      throw Error(fmt::format("pinning 'core' needs one host core per virtual core: {} VM(s) x {} "
+                              "cores = {}, but the host CPUs {} hold {} core(s)",
+                              req.vms, t.sockets * t.dies * t.cores, virtual_cores, all, cores.size()),
+                  "use fewer VMs or cores, more host_cpus, or pinning: shared to overcommit");
+    std::set<int> used;
+    std::vector<std::string> shared_cores;  // "core 1 on host CPU 1", per virtual core that shares
+    size_t next = 0;
+    for (size_t vm_index = 0; vm_index < plan.vms.size(); ++vm_index) {
+      auto& vm = plan.vms[vm_index];
+      for (int v = 0; v < per_vm; v += t.threads) {
+        const auto& hc = cores[next++];
+        if (static_cast<int>(hc.cpus.size()) < t.threads)
+          shared_cores.push_back(fmt::format("{}core {} on host CPU(s) {}",
+                                             req.vms > 1 ? fmt::format("VM {} ", vm_index) : "",
+                                             v / t.threads, format_cpulist(hc.cpus)));
+        for (int th = 0; th < t.threads; ++th) {
+          int cpu = hc.cpus[static_cast<size_t>(th) % hc.cpus.size()];
+          vm.vcpus.push_back(std::to_string(cpu));
+          used.insert(cpu);
         }
       }
-      place_emulators(plan, set, used, host, has_set);
-      return plan;
     }
+    if (!shared_cores.empty()) {
+      std::string list;
+      for (const auto& c : shared_cores) list += (list.empty() ? "" : ", ") + c;
+      plan.notes.push_back(fmt::format(
+          "siblings share: host cores here have fewer threads than the guest's {} per core, so "
+          "each virtual core's threads time-share one host core, as hyperthreads share a core ({})",
+          t.threads, list));
+    }
+    place_emulators(plan, set, used, host, has_set);
+    return plan;
   }
 
-  switch (policy) {
+  switch (req.policy) {
     case PinPolicy::none:
       if (has_set) {
         for (auto& vm : plan.vms) vm.vcpus.assign(per_vm, all);

@@ -13,6 +13,8 @@ enum class PinPolicy {
   none,    // no pins (vCPUs float over host_cpus when given, else everywhere)
   vcpu,    // one host CPU per vCPU, across all VMs; error when too few
   core,    // sibling-aware: the threads of a virtual core on the threads of one host core
+           // (sharing them when it has fewer: on a host without SMT, one host CPU per virtual core)
+           // (sharing them when the host core has fewer: one host CPU without SMT)
   shared,  // every VM's vCPUs float over the same host CPUs (overcommit allowed)
 };
 std::string to_string(PinPolicy policy);
@@ -22,7 +24,6 @@ struct PinRequest {
   VcpuTopology topology;       // per VM
   std::vector<int> host_cpus;  // empty: every online host CPU
   PinPolicy policy = PinPolicy::none;
-  bool allow_fallback = false;  // core on a host without SMT: fall back to vcpu instead of failing
 };
 
 struct VmPinning {
@@ -31,7 +32,6 @@ struct VmPinning {
 };
 
 struct PinPlan {
-  PinPolicy applied = PinPolicy::none;  // differs from the request only after a fallback
   std::vector<VmPinning> vms;           // one per VM
   std::vector<std::string> notes;       // what was decided and why (fallbacks, shared emulators)
 };

@@ -231,15 +231,22 @@ TEST_CASE("pinning on a 2-CPU host without SMT (like this machine)", "[pinning]"
                                                  Catch::Contains("= 4") &&
                                                  Catch::Contains("are 2"));
   }
-  SECTION("core needs SMT on the host: error, or fallback when allowed") {
+  SECTION("core without SMT: the threads of a virtual core share one host CPU") {
     r.policy = PinPolicy::core;
-    CHECK_THROWS_WITH(plan_pinning(r, host), Catch::Contains("no SMT"));
-    r.allow_fallback = true;
     auto p = plan_pinning(r, host);
-    CHECK(p.applied == PinPolicy::vcpu);
-    CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "1"});
-    REQUIRE_FALSE(p.notes.empty());
-    CHECK(has(p.notes[0], "fell back"));
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "0"});
+    CHECK(p.vms[0].emulator == "1");  // the CPU no vCPU is pinned to
+    REQUIRE(p.notes.size() == 2);
+    CHECK((has(p.notes[0], "siblings share") && has(p.notes[0], "(core 0 on host CPU(s) 0)")));
+    r.topology = {1, 1, 2, 2};  // the smoke guest: core 0 on CPU 0, core 1 on CPU 1
+    p = plan_pinning(r, host);
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "0", "1", "1"});
+    CHECK(p.vms[0].emulator == "0-1");
+    CHECK(has(p.notes[0], "(core 0 on host CPU(s) 0, core 1 on host CPU(s) 1)"));
+    r.vms = 2;  // four virtual cores on two host cores
+    CHECK_THROWS_WITH(plan_pinning(r, host), Catch::Contains("one host core per virtual core") &&
+                                                 Catch::Contains("= 4") &&
+                                                 Catch::Contains("hold 2 core(s)"));
   }
   SECTION("shared: two 4-vCPU VMs over both CPUs (overcommit)") {
     r.policy = PinPolicy::shared;
@@ -271,7 +278,7 @@ TEST_CASE("pinning on an 8-CPU host with 4 cores x 2 threads", "[pinning]") {
     r.policy = PinPolicy::core;
     r.topology = {1, 1, 2, 2};
     auto p = plan_pinning(r, host);
-    CHECK(p.applied == PinPolicy::core);
+    CHECK(p.notes.size() == 1);  // where the emulators went; no sharing
     CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "4", "1", "5"});
     CHECK(p.vms[0].emulator == "2-3,6-7");  // the untouched cores
   }
@@ -302,7 +309,10 @@ TEST_CASE("pinning on an 8-CPU host with 4 cores x 2 threads", "[pinning]") {
     CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "4"});
     CHECK(p.vms[0].emulator == "1-3,5-7");
     r.host_cpus = {0, 1};  // two CPUs of different cores: no core has two threads in the set
-    CHECK_THROWS_WITH(plan_pinning(r, host), Catch::Contains("1 thread(s) per core"));
+    p = plan_pinning(r, host);
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"0", "0"});  // siblings share CPU 0
+    CHECK(p.vms[0].emulator == "2-7");
+    CHECK(has(p.notes[0], "(core 0 on host CPU(s) 0)"));
   }
   SECTION("vcpu: in CPU order, emulators on what is left") {
     r.policy = PinPolicy::vcpu;
