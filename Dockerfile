@@ -1,7 +1,8 @@
 # smtlab in a container: a build stage compiles smtlab and the static guest agent; the runtime
 # stage carries QEMU, libvirt's embedded QEMU driver and the image tools.  Not privileged:
 #   docker run --rm --device /dev/kvm -v "$PWD/results:/results" -v smtlab-cache:/cache IMAGE run recipes/smoke.yaml
-# Without --device /dev/kvm it runs under TCG and says so.
+# Without --device /dev/kvm it runs under TCG and says so.  The host's own noise floor (BENCHMARKS.md):
+#   docker run --rm --entrypoint /opt/smtlab/build/bin/host_noise IMAGE --rounds 60
 ARG BASE=debian:bookworm
 
 FROM ${BASE} AS build
@@ -14,8 +15,9 @@ WORKDIR /src
 COPY CMakeLists.txt ./
 COPY lab lab
 COPY tests tests
+COPY bench bench
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSMTLAB_TESTS=OFF \
- && cmake --build /build --target smtlab smtlab-guest
+ && cmake --build /build --target smtlab smtlab-guest host_noise
 
 FROM ${BASE} AS runtime
 RUN apt-get update \
@@ -26,7 +28,7 @@ RUN apt-get update \
  && (getent group kvm >/dev/null || groupadd --system kvm) \
  && groupadd --system libvirt-qemu \
  && useradd --system --gid kvm --no-create-home --shell /usr/sbin/nologin libvirt-qemu
-COPY --from=build /build/bin/smtlab /build/bin/smtlab-guest /opt/smtlab/build/bin/
+COPY --from=build /build/bin/smtlab /build/bin/smtlab-guest /build/bin/host_noise /opt/smtlab/build/bin/
 COPY kernels /opt/smtlab/kernels
 COPY images /opt/smtlab/images
 COPY recipes /opt/smtlab/recipes
