@@ -158,7 +158,7 @@ void ResultsWriter::reset_cell(const std::string& id) {
     // What an attempt adds to a cell (see set_cell_status); the plan's fields stay.
     static const std::set<std::string> run_fields = {"status", "error",  "guest_topology", "started", "finished",
                                                      "wall_s", "bench_s", "ready_s",       "notes",   "console_tail", "disturbances",
-                                                     "job_s",  "job_start_s", "boot_group", "kernel_cmdline"};
+                                                     "job_s",  "job_start_s", "boot_group", "kernel_cmdline", "host_cpu"};
     if (!run_fields.count(it.key())) fresh[it.key()] = it.value();
   }
   fresh["status"] = "pending";

@@ -52,7 +52,7 @@ class ResultsWriter {
   std::filesystem::path console_log(const std::string& id, int vm) const;
   // Removes what a previous, unfinished attempt of the cell wrote (jsonl files, console logs and
   // the attempt's manifest fields: status, error, guest_topology, started, finished, wall_s,
-  // bench_s, ready_s, notes, console_tail, disturbances; of a shared boot's cell also job_s,
+  // bench_s, ready_s, notes, console_tail, disturbances, host_cpu; of a shared boot's cell also job_s,
   // job_start_s, boot_group) and sets it back to "pending": used by --resume
   // before re-running a cell.
   void reset_cell(const std::string& id);

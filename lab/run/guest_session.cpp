@@ -92,6 +92,7 @@ struct JobState {
   bool end_ok = false;
   std::string last_error;
   std::optional<Clock::time_point> first, bench_start, end;
+  std::optional<HostCpuSample> host_at_bench, host_at_end;  // local hosts: who used the host CPUs
 };
 
 struct VmState {
@@ -217,6 +218,11 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
 
   auto started = Clock::now();
   std::optional<Clock::time_point> bench_start, bench_end;
+  std::vector<int> qemu_pids;  // local hosts, once the guests run: for the host CPU account
+  auto sample_host = [&]() -> std::optional<HostCpuSample> {
+    if (remote || qemu_pids.empty()) return std::nullopt;
+    return sample_host_cpu(qemu_pids);
+  };
   vm::DomainGroup group;
   int failed_vm = 0;
   auto fail = [&](int vm, std::string why) {
@@ -278,7 +284,10 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         auto name = b.value("name", std::string());
         if (name == "iteration-start" || name == "warmup") {
           if (!bench_start) bench_start = Clock::now();
-          if (!js.bench_start) js.bench_start = Clock::now();
+          if (!js.bench_start) {
+            js.bench_start = Clock::now();
+            js.host_at_bench = sample_host();
+          }
         }
       } else if (r.type == "error") {
         st.last_error = b.value("message", std::string());
@@ -287,6 +296,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         js.ended = true;
         js.end_ok = b.value("status", std::string()) == "ok";
         js.end = Clock::now();
+        js.host_at_end = sample_host();
         st.ended = std::all_of(st.jobs.begin(), st.jobs.end(), [](const JobState& j) { return j.ended; });
         st.end_ok = shared ? std::all_of(st.jobs.begin(), st.jobs.end(), [](const JobState& j) { return j.end_ok; })
                            : js.end_ok;
@@ -299,6 +309,8 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
 
   try {
     group.start(connection, specs);
+    if (!remote)
+      for (size_t k = 0; k < group.size(); ++k) qemu_pids.push_back(group[k].qemu_pid());
   } catch (const Error& e) {
     fail(0, std::string("starting the guests: ") + e.what());
   }
@@ -382,6 +394,16 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
     if (st.benchmark && !st.end_ok)
       fail(k, "VM " + std::to_string(k) + " reported failure" + (st.last_error.empty() ? "" : ": " + st.last_error));
   }
+  // The first benchmark VM's job j, from its first measured (or warm-up) iteration to its end.
+  auto job_host_share = [&](int j) -> std::optional<HostCpuShare> {
+    for (const auto& st : state) {
+      if (!st.benchmark) continue;
+      const auto& js = st.jobs[static_cast<size_t>(j)];
+      if (js.host_at_bench && js.host_at_end) return host_cpu_share(*js.host_at_bench, *js.host_at_end);
+      return std::nullopt;
+    }
+    return std::nullopt;
+  };
   if (shared) {
     auto since_start = [&](Clock::time_point t) { return std::chrono::duration<double>(t - started).count(); };
     for (int j = 0; j < n_jobs; ++j) {
@@ -401,6 +423,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
           job_error = "VM " + std::to_string(k) + " reported failure" + (js.last_error.empty() ? "" : ": " + js.last_error);
       }
       if (first) c.start_s = since_start(*first);
+      c.host_cpu = job_host_share(j);
       if (first && end && c.ended) c.job_s = std::chrono::duration<double>(*end - *first).count();
       if (bench && end && c.ended) c.bench_s = std::chrono::duration<double>(*end - *bench).count();
       if (!c.ended)
@@ -417,6 +440,11 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         if (!c.ended) fail(0, c.error);
   }
 
+  if (!shared) {
+    outcome.host_cpu = job_host_share(0);
+    if (outcome.host_cpu)
+      if (auto d = host_disturbance(*outcome.host_cpu)) outcome.disturbances.push_back(*d);
+  }
   outcome.wall_s = seconds_since(started);
   if (bench_start && bench_end) outcome.bench_s = std::chrono::duration<double>(*bench_end - *bench_start).count();
   for (const auto& st : state) {

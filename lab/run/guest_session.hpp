@@ -7,6 +7,7 @@
 // prints output).
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "protocol/job.hpp"
 #include "protocol/record_stream.hpp"
 #include "run/artifacts.hpp"
+#include "run/host_cpu.hpp"
 #include "vm/connection.hpp"
 
 namespace smtlab::run {
@@ -60,6 +62,7 @@ struct CellOutcome {
   double start_s = -1; // the job's first record, seconds after the first domain start
   double job_s = -1;   // the job's first record to its last "end"
   double bench_s = 0;  // first measured (or warm-up) iteration to the job's "end"
+  std::optional<HostCpuShare> host_cpu;  // who used the host CPUs meanwhile (local hosts)
 };
 
 struct SessionOutcome {
@@ -76,6 +79,9 @@ struct SessionOutcome {
   // Kernel warnings and stalls on the consoles ("VM 0: kernel stall: <line>"): the cell still
   // counts, but its measurements were disturbed (e.g. the host starved the guest's vCPUs).
   std::vector<std::string> disturbances;
+  // One cell (not a shared boot), local hosts: who used the host CPUs while the benchmark ran
+  // (also in `disturbances` when something else took a share).
+  std::optional<HostCpuShare> host_cpu;
   // A shared boot: per cell of SessionConfig::group. A job that fails fails its cell only; when
   // the boot itself fails (crash, panic, timeout: `error`), the cells whose jobs had not ended
   // fail with an error saying so.

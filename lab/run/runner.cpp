@@ -288,6 +288,13 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                               {"boot_group", {{"id", key}, {"cells", ids}, {"job", j}}}};
       // A cell's wall time in a shared boot is its own job's span; the boot is the group's.
       if (c.job_s >= 0) extra["wall_s"] = c.job_s;
+      if (c.host_cpu) {
+        extra["host_cpu"] = to_json(*c.host_cpu);
+        if (auto d = host_disturbance(*c.host_cpu)) {
+          extra["disturbances"].push_back(*d);
+          fmt::print(stderr, "  disturbed ({}): {}\n", id, *d);
+        }
+      }
       if (!c.ok) extra["console_tail"] = outcome.console_tail;
       writer->set_cell_status(id, c.ok ? "ok" : "failed", extra);
       (c.ok ? ok : failed)++;
@@ -374,6 +381,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                             {"notes", outcome.notes},
                             {"disturbances", outcome.disturbances},
                             {"error", outcome.error}};
+    if (outcome.host_cpu) extra["host_cpu"] = to_json(*outcome.host_cpu);
     if (!outcome.ok) extra["console_tail"] = outcome.console_tail;
     writer->set_cell_status(cell.id, outcome.ok ? "ok" : "failed", extra);
     (outcome.ok ? summary.ok : summary.failed)++;

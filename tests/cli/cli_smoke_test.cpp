@@ -22,6 +22,10 @@ TEST_CASE("smtlab run recipes/smoke.yaml: every cell ok, samples and monitors re
     auto cell = dir / "cells" / c["id"].get<std::string>();
     CHECK(std::filesystem::file_size(cell / "samples.jsonl") > 0);
     CHECK(std::filesystem::file_size(cell / "monitor.jsonl") > 0);
+    // Who used the host CPUs while the benchmark ran: the guests' QEMU processes were counted.
+    REQUIRE(c.contains("host_cpu"));
+    CHECK(c["host_cpu"]["guests_pct"].get<double>() > 5);
+    CHECK(c["host_cpu"]["busy_pct"].get<double>() >= c["host_cpu"]["guests_pct"].get<double>());
   }
   // smoke shares boots: each variant x topology's kernbench cell (job 0) and chat cell (job 1) ran
   // in one boot, recorded once in boot_groups; overcommit's one kernbench cell booted on its own.

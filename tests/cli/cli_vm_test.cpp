@@ -136,6 +136,9 @@ TEST_CASE("an interrupted run finished with --resume has the same cells, finishe
   auto first = manifest["cells"][0]["id"].get<std::string>();
   auto samples_before = smtlab::read_file(dir / "cells" / first / "samples.jsonl");
   CHECK_FALSE(samples_before.empty());
+  // A cell in a boot of its own has its host CPU account too (the guests' share counted).
+  REQUIRE(manifest["cells"][0].contains("host_cpu"));
+  CHECK(manifest["cells"][0]["host_cpu"]["guests_pct"].get<double>() > 5);
 
   auto r = run_smtlab({"run", tiny(), "--cells", "topology=smt", "-o", dir.string(), "--resume"});
   INFO(r.err);

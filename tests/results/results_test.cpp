@@ -87,7 +87,8 @@ TEST_CASE("create refuses an existing run, open resumes it, reset_cell clears an
   {
     auto w = ResultsWriter::create(dir, manifest());
     w.set_cell_status("c0", "ok");
-    w.set_cell_status("c1", "failed", {{"started", "x"}, {"console_tail", "panic"}, {"error", "boom"}});
+    w.set_cell_status("c1", "failed", {{"started", "x"}, {"console_tail", "panic"}, {"error", "boom"},
+                                       {"host_cpu", {{"guests_pct", 90.0}}}});
     w.append_sample("c1", sample(1, 5));
   }
   CHECK_THROWS_AS(ResultsWriter::create(dir, manifest()), smtlab::Error);
@@ -99,6 +100,7 @@ TEST_CASE("create refuses an existing run, open resumes it, reset_cell clears an
   CHECK_FALSE(w.manifest()["cells"][1].contains("started"));
   CHECK_FALSE(w.manifest()["cells"][1].contains("console_tail"));
   CHECK_FALSE(w.manifest()["cells"][1].contains("error"));
+  CHECK_FALSE(w.manifest()["cells"][1].contains("host_cpu"));
   CHECK_FALSE(fs::exists(dir / "cells" / "c1"));
   CHECK(w.manifest()["cells"][1]["variant"] == "new");
   CHECK(load_results(dir).cells[1].samples.empty());
