@@ -440,11 +440,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         if (!c.ended) fail(0, c.error);
   }
 
-  if (!shared) {
-    outcome.host_cpu = job_host_share(0);
-    if (outcome.host_cpu)
-      if (auto d = host_disturbance(*outcome.host_cpu)) outcome.disturbances.push_back(*d);
-  }
+  if (!shared) outcome.host_cpu = job_host_share(0);
   outcome.wall_s = seconds_since(started);
   if (bench_start && bench_end) outcome.bench_s = std::chrono::duration<double>(*bench_end - *bench_start).count();
   for (const auto& st : state) {

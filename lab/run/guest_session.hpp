@@ -79,8 +79,7 @@ struct SessionOutcome {
   // Kernel warnings and stalls on the consoles ("VM 0: kernel stall: <line>"): the cell still
   // counts, but its measurements were disturbed (e.g. the host starved the guest's vCPUs).
   std::vector<std::string> disturbances;
-  // One cell (not a shared boot), local hosts: who used the host CPUs while the benchmark ran
-  // (also in `disturbances` when something else took a share).
+  // One cell (not a shared boot), local hosts: who used the host CPUs while the benchmark ran.
   std::optional<HostCpuShare> host_cpu;
   // A shared boot: per cell of SessionConfig::group. A job that fails fails its cell only; when
   // the boot itself fails (crash, panic, timeout: `error`), the cells whose jobs had not ended

@@ -101,6 +101,17 @@ std::filesystem::path work_root() {
   return dir;
 }
 
+// The cell's host CPU account goes with its manifest entry; a host that other processes (or
+// the hypervisor under it) took a share of is a disturbance of the cell, said on the terminal too.
+void record_host_cpu(nlohmann::json& extra, const std::optional<HostCpuShare>& share, const std::string& cell_id) {
+  if (!share) return;
+  extra["host_cpu"] = to_json(*share);
+  if (auto d = host_disturbance(*share)) {
+    extra["disturbances"].push_back(*d);
+    fmt::print(stderr, "  disturbed ({}): {}\n", cell_id, *d);
+  }
+}
+
 }  // namespace
 
 std::filesystem::path default_results_dir(const recipe::Recipe& recipe) {
@@ -288,13 +299,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                               {"boot_group", {{"id", key}, {"cells", ids}, {"job", j}}}};
       // A cell's wall time in a shared boot is its own job's span; the boot is the group's.
       if (c.job_s >= 0) extra["wall_s"] = c.job_s;
-      if (c.host_cpu) {
-        extra["host_cpu"] = to_json(*c.host_cpu);
-        if (auto d = host_disturbance(*c.host_cpu)) {
-          extra["disturbances"].push_back(*d);
-          fmt::print(stderr, "  disturbed ({}): {}\n", id, *d);
-        }
-      }
+      record_host_cpu(extra, c.host_cpu, id);
       if (!c.ok) extra["console_tail"] = outcome.console_tail;
       writer->set_cell_status(id, c.ok ? "ok" : "failed", extra);
       (c.ok ? ok : failed)++;
@@ -381,7 +386,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                             {"notes", outcome.notes},
                             {"disturbances", outcome.disturbances},
                             {"error", outcome.error}};
-    if (outcome.host_cpu) extra["host_cpu"] = to_json(*outcome.host_cpu);
+    record_host_cpu(extra, outcome.host_cpu, cell.id);
     if (!outcome.ok) extra["console_tail"] = outcome.console_tail;
     writer->set_cell_status(cell.id, outcome.ok ? "ok" : "failed", extra);
     (outcome.ok ? summary.ok : summary.failed)++;
