@@ -17,8 +17,6 @@ extern char** environ;
 namespace smtlab {
 namespace {
 
-void set_cloexec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
-
 std::string tail_lines(const std::string& text, size_t lines) {
   size_t pos = text.size();
   while (pos > 0 && (text[pos - 1] == '\n')) --pos;

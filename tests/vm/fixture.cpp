@@ -42,12 +42,16 @@ fs::path debian_cloud_kernel(const std::string& series) {
     if (auto sp = line.find(' '); sp != std::string::npos) names += line.substr(0, sp) + "\n";
   if (names.empty()) throw Error("no linux-image-" + series + " cloud kernel package in the apt lists",
                                  "run apt-get update");
-  auto sorted = run_checked({"sort", "-V"}, ProcessOptions{.stdin_data = names});
+  ProcessOptions sort_input;
+  sort_input.stdin_data = names;
+  auto sorted = run_checked({"sort", "-V"}, sort_input);
   std::string newest = sorted.out.substr(0, sorted.out.size() - 1);
   if (auto nl = newest.rfind('\n'); nl != std::string::npos) newest = newest.substr(nl + 1);
   fs::remove_all(dir / "dl");
   fs::create_directories(dir / "dl");
-  run_checked({"apt-get", "download", newest}, ProcessOptions{.cwd = dir / "dl"});
+  ProcessOptions in_dl;
+  in_dl.cwd = dir / "dl";
+  run_checked({"apt-get", "download", newest}, in_dl);
   for (auto& e : fs::directory_iterator(dir / "dl"))
     if (e.path().extension() == ".deb") run_checked({"dpkg-deb", "-x", e.path(), dir / "x"});
   for (auto& e : fs::directory_iterator(dir / "x" / "boot"))
@@ -76,8 +80,10 @@ fs::path make_initramfs(const fs::path& dir, const std::string& init_script) {
   for (auto& e : fs::recursive_directory_iterator(tree))
     list += e.path().lexically_relative(tree).string() + "\n";
   fs::path image = dir / "initramfs.cpio";
-  auto r = run_checked({"cpio", "--quiet", "-o", "-H", "newc", "-R", "0:0"},
-                       ProcessOptions{.cwd = tree, .stdin_data = list});
+  ProcessOptions in_tree;
+  in_tree.cwd = tree;
+  in_tree.stdin_data = list;
+  auto r = run_checked({"cpio", "--quiet", "-o", "-H", "newc", "-R", "0:0"}, in_tree);
   write_file_atomic(image, r.out);
   return image;
 }
