@@ -396,13 +396,11 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   }
   // The first benchmark VM's job j, from its first measured (or warm-up) iteration to its end.
   auto job_host_share = [&](int j) -> std::optional<HostCpuShare> {
-    for (const auto& st : state) {
-      if (!st.benchmark) continue;
-      const auto& js = st.jobs[static_cast<size_t>(j)];
-      if (js.host_at_bench && js.host_at_end) return host_cpu_share(*js.host_at_bench, *js.host_at_end);
-      return std::nullopt;
-    }
-    return std::nullopt;
+    auto st = std::find_if(state.begin(), state.end(), [](const VmState& s) { return s.benchmark; });
+    if (st == state.end()) return std::nullopt;
+    const auto& js = st->jobs[static_cast<size_t>(j)];
+    if (!js.host_at_bench || !js.host_at_end) return std::nullopt;
+    return host_cpu_share(*js.host_at_bench, *js.host_at_end);
   };
   if (shared) {
     auto since_start = [&](Clock::time_point t) { return std::chrono::duration<double>(t - started).count(); };

@@ -131,14 +131,11 @@ PinPlan plan_pinning(const PinRequest& req, const HostTopology& host) {
         }
       }
     }
-    if (!shared_cores.empty()) {
-      std::string list;
-      for (const auto& c : shared_cores) list += (list.empty() ? "" : ", ") + c;
+    if (!shared_cores.empty())
       plan.notes.push_back(fmt::format(
           "siblings share: host cores here have fewer threads than the guest's {} per core, so "
           "each virtual core's threads time-share one host core, as hyperthreads share a core ({})",
-          t.threads, list));
-    }
+          t.threads, fmt::join(shared_cores, ", ")));
     place_emulators(plan, set, used, host, has_set);
     return plan;
   }
