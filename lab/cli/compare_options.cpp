@@ -53,6 +53,9 @@ int print_comparison(const std::vector<std::filesystem::path>& dirs, const Compa
   for (const auto& d : dirs) runs.push_back(results::load_results(d));
   auto result = report::compare_runs(runs, flags.options());
   for (const auto& w : result.warnings) std::cerr << "smtlab: warning: " << w << "\n";
+  for (const auto& d : result.disturbed)
+    std::cerr << "smtlab: warning: " << d.column << " (cell " << d.id << ") was measured while disturbed: "
+              << d.reasons.front() << (d.reasons.size() > 1 ? " (more in the output)" : "") << "\n";
   std::cout << result.output;
   std::cout.flush();
   if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {

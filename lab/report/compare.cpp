@@ -43,14 +43,18 @@ CompareResult compare_runs(const std::vector<results::RunResults>& runs, const C
     case Format::csv: r.output = format_csv(t, options); break;
   }
   r.regressions = find_regressions(t, options.regression_threshold_pct);
-  for (const auto& b : t.blocks) r.failed.insert(r.failed.end(), b.failed.begin(), b.failed.end());
+  for (const auto& b : t.blocks) {
+    r.failed.insert(r.failed.end(), b.failed.begin(), b.failed.end());
+    r.disturbed.insert(r.disturbed.end(), b.disturbed.begin(), b.disturbed.end());
+  }
   r.warnings = t.warnings;
   // The CI summary: the rule, the mean rows, then what went wrong.
   std::string s = "## smtlab compare\n\n_" + md_escape(stats::describe(t.rule)) + "_\n";
   for (const Block& b : t.blocks) {
     s += "\n### " + md_escape(b.title) + "\n\n";
     s += b.metrics.empty() ? std::string("(no measurements)\n") : md_table(b, {"Amean"}, true);
-    s += md_failed(b).empty() ? "" : "\n" + md_failed(b);
+    const std::string problems = md_disturbed(b) + md_failed(b);
+    s += problems.empty() ? "" : "\n" + problems;
   }
   if (r.regressions.empty()) {
     s += fmt::format("\nNo significant regression beyond {:.2f}% against the baseline.\n",

@@ -25,6 +25,7 @@ struct CompareResult {
   // --fail-on-regression PCT -> a distinct exit code when not empty).
   std::vector<Regression> regressions;
   std::vector<FailedCell> failed;  // cells that did not end "ok" (also listed in `output`)
+  std::vector<DisturbedCell> disturbed;  // cells measured while disturbed (also listed in `output`)
   std::string markdown_summary;    // for $GITHUB_STEP_SUMMARY: rule, mean rows, regressions, failures
   std::vector<std::string> warnings;  // corrupt lines skipped while loading, ...
 };

@@ -1,4 +1,5 @@
 // Markdown, JSON and CSV renderings of the comparison tables.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -72,6 +73,14 @@ std::string md_failed(const Block& b) {
   return out;
 }
 
+std::string md_disturbed(const Block& b) {
+  std::string out;
+  for (const auto& d : b.disturbed)
+    for (const auto& reason : d.reasons)
+      out += "- disturbed: `" + d.column + "` (cell " + d.id + "): " + md_escape(reason) + "\n";
+  return out;
+}
+
 namespace {
 json num(double v) { return std::isfinite(v) ? json(v) : json(); }
 }  // namespace
@@ -98,7 +107,7 @@ std::string format_markdown(const Tables& t, const CompareOptions& options) {
       std::string v = format_vmstat(b, options.vmstat_columns, options.vmstat_layout);
       if (!v.empty()) out += "\n```text\n" + v + "```\n";
     }
-    std::string f = md_failed(b);
+    std::string f = md_disturbed(b) + md_failed(b);
     if (!f.empty()) out += "\n" + f;
   }
   for (const auto& w : t.warnings) out += "\n> warning: " + md_escape(w) + "\n";
@@ -154,6 +163,9 @@ std::string format_json(const Tables& t, const CompareOptions& options) {
     jb["failed"] = json::array();
     for (const auto& f : b.failed)
       jb["failed"].push_back({{"column", f.column}, {"cell", f.id}, {"status", f.status}, {"error", f.error}});
+    jb["disturbed"] = json::array();
+    for (const auto& d : b.disturbed)
+      jb["disturbed"].push_back({{"column", d.column}, {"cell", d.id}, {"reasons", d.reasons}});
     json profile = json::array();
     for (const auto& s : vmstat_profile(b)) {
       json js = {{"column", s.column}, {"t", s.t}, {"rows", s.rows}};
@@ -175,7 +187,7 @@ std::string format_csv(const Tables& t, const CompareOptions& options) {
   };
   auto n = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); };
   std::string out =
-      "block,statistic,metric,unit,better,column,variant,topology,n,value,pct_change,significant,p,ci_low,ci_high\n";
+      "block,statistic,metric,unit,better,column,variant,topology,n,value,pct_change,significant,p,ci_low,ci_high,disturbed\n";
   for (const Block& b : t.blocks)
     for (const auto& stat : selected_statistics(options))
       for (const auto& m : b.metrics) {
@@ -189,12 +201,14 @@ std::string format_csv(const Tables& t, const CompareOptions& options) {
                            : percent_change(stat, statistic_value(base, stat, m.higher_is_better), x, m.higher_is_better);
           bool mean_row = stat == "Amean";
           const auto& r = m.tests[i];
-          out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", q(b.title),
+          const bool disturbed = std::any_of(b.disturbed.begin(), b.disturbed.end(),
+                                             [&](const DisturbedCell& d) { return d.column == c.name; });
+          out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", q(b.title),
                              statistic_label(stat, m.higher_is_better), q(m.metric), q(m.unit),
                              m.higher_is_better ? "higher" : "lower", q(c.name), q(c.variant), q(c.topology), v.n,
                              n(x), n(pct), mean_row && i != b.baseline && r.significant ? "yes" : "no",
                              mean_row && r.testable ? n(r.p) : "", mean_row && r.testable ? n(r.ci_low) : "",
-                             mean_row && r.testable ? n(r.ci_high) : "");
+                             mean_row && r.testable ? n(r.ci_high) : "", disturbed ? "yes" : "no");
         }
       }
   return out;

@@ -62,6 +62,13 @@ std::string failed_lines(const Block& b) {
   return out;
 }
 
+std::string disturbed_lines(const Block& b) {
+  std::string out;
+  for (const auto& d : b.disturbed)
+    for (const auto& reason : d.reasons) out += fmt::format("disturbed: {} (cell {}): {}\n", d.column, d.id, reason);
+  return out;
+}
+
 }  // namespace
 
 std::string format_text(const Tables& t, const CompareOptions& options) {
@@ -118,7 +125,7 @@ std::string format_text(const Tables& t, const CompareOptions& options) {
       std::string v = format_vmstat(b, options.vmstat_columns, options.vmstat_layout);
       if (!v.empty()) out += "\n" + v;
     }
-    std::string f = failed_lines(b);
+    std::string f = disturbed_lines(b) + failed_lines(b);
     if (!f.empty()) out += "\n" + f;
   }
   if (!t.warnings.empty()) {

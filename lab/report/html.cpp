@@ -255,6 +255,16 @@ std::string render_html_report(const std::vector<results::RunResults>& runs, con
                 "</li>\n";
     }
   if (!failed.empty()) h += "<div class=\"failed\"><b>Cells that did not finish ok</b><ul>" + failed + "</ul></div>\n";
+  std::string disturbed;
+  for (const auto& b : t.blocks)
+    for (const auto& d : b.disturbed) {
+      disturbed += "<li><b>" + escape(d.column) + "</b> (cell " + escape(d.id) + ")<ul>";
+      for (const auto& reason : d.reasons) disturbed += "<li>" + escape(reason) + "</li>";
+      disturbed += "</ul></li>\n";
+    }
+  if (!disturbed.empty())
+    h += "<div class=\"failed\"><b>Cells measured while disturbed</b> (their figures are in the tables; "
+         "compare them with care)<ul>" + disturbed + "</ul></div>\n";
   if (!t.warnings.empty()) {
     h += "<div class=\"failed\"><b>Warnings while loading</b><ul>";
     for (const auto& w : t.warnings) h += "<li>" + escape(w) + "</li>";

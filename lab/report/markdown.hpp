@@ -12,5 +12,7 @@ std::string md_escape(const std::string& s);
 std::string md_table(const Block& b, const std::vector<std::string>& statistics, bool mean_only);
 // "- failed: `col` (cell id): first line of the error" per cell that did not end ok.
 std::string md_failed(const Block& b);
+// "- disturbed: `col` (cell id): reason" per reason of each cell measured while disturbed.
+std::string md_disturbed(const Block& b);
 
 }  // namespace smtlab::report

@@ -82,6 +82,26 @@ Value compute(std::vector<double> v, bool higher) {
   return out;
 }
 
+// The first lines of a cell entry's "disturbances" (written by the run; the file may come from
+// anywhere, so: strings only, one line each, bounded in number and length).
+std::vector<std::string> disturbance_reasons(const nlohmann::json& entry) {
+  constexpr size_t kMaxReasonChars = 300;
+  std::vector<std::string> out;
+  if (!entry.is_object() || !entry.contains("disturbances") || !entry["disturbances"].is_array()) return out;
+  size_t total = 0;
+  for (const auto& d : entry["disturbances"]) {
+    if (!d.is_string()) continue;
+    ++total;
+    if (out.size() == kMaxDisturbanceReasons) continue;
+    const auto& text = d.get_ref<const std::string&>();
+    std::string line = text.substr(0, text.find('\n'));
+    if (line.size() > kMaxReasonChars) line = line.substr(0, kMaxReasonChars) + "...";
+    out.push_back(std::move(line));
+  }
+  if (total > out.size()) out.back() += " (and " + std::to_string(total - out.size()) + " more)";
+  return out;
+}
+
 struct BlockBuilder {
   Block block;
   std::vector<std::string> kinds;
@@ -156,6 +176,10 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
     for (const auto& c : b.columns)
       if (c.cell && c.cell->status != "ok")
         b.failed.push_back({c.name, c.cell->id, c.cell->status, c.cell->error});
+    for (const auto& c : b.columns)
+      if (c.cell && c.cell->status == "ok")
+        if (auto reasons = disturbance_reasons(c.cell->entry); !reasons.empty())
+          b.disturbed.push_back({c.name, c.cell->id, std::move(reasons)});
     // Metrics: first-seen, then sorted by number and operation.
     std::vector<std::string> metrics;
     std::map<std::string, std::pair<std::string, bool>> meta;  // metric -> unit, higher

@@ -37,6 +37,15 @@ struct FailedCell {
   std::string column, id, status, error;
 };
 
+// A cell that ran to the end but whose measurement the run marked as disturbed (its manifest
+// entry's "disturbances": the host's other processes or steal, RCU stalls, soft lockups, ...):
+// its numbers are in the tables, and the reasons are shown under them.
+struct DisturbedCell {
+  std::string column, id;
+  std::vector<std::string> reasons;  // at most kMaxDisturbanceReasons, each one line
+};
+inline constexpr size_t kMaxDisturbanceReasons = 5;
+
 struct Block {
   std::string title;  // "kernbench", or "kernbench HT" when grouped by topology
   std::string benchmark, topology;
@@ -44,6 +53,7 @@ struct Block {
   size_t baseline = 0;
   std::vector<MetricRow> metrics;
   std::vector<FailedCell> failed;  // cells of this block that did not end "ok"
+  std::vector<DisturbedCell> disturbed;  // cells of this block that ended "ok" but were disturbed
 };
 
 struct Tables {

@@ -33,6 +33,15 @@ TEST_CASE("chat: Hmean with higher-is-better sign, latency rows, failed cells li
   CHECK(text.find("failed: broken-8cpu (cell cell2): kernel panic - not syncing\n") != std::string::npos);
   REQUIRE(r.failed.size() == 1);
   CHECK(r.failed[0].id == "cell2");
+  // The disturbed cell's numbers stay in the table; the disturbance is said under it (first line).
+  CHECK(text.find("disturbed: rsdl-8cpu (cell cell1): host: other processes used 23 % of the host CPUs while the "
+                  "benchmark ran (the guests 70 %, smtlab 1 %)\n") != std::string::npos);
+  CHECK(text.find("second line") == std::string::npos);
+  CHECK(text.find("disturbed: mainline") == std::string::npos);
+  REQUIRE(r.disturbed.size() == 1);
+  CHECK(r.disturbed[0].id == "cell1");
+  CHECK(r.markdown_summary.find("- disturbed: `rsdl-8cpu` (cell cell1): host: other processes used 23 %") !=
+        std::string::npos);
   // Duration table.
   CHECK(text.find("Duration Bench        120.00      121.00           -") != std::string::npos);
   CHECK(text.find("Duration Elapsed      150.50      151.50           -") != std::string::npos);
@@ -87,6 +96,7 @@ TEST_CASE("markdown, json and csv carry the same numbers") {
   CHECK(md.find("| | mainline-8cpu (baseline) | rsdl-8cpu | broken-8cpu |") != std::string::npos);
   CHECK(md.find("| Hmean msgs/s | 50000.00 (+0.00%) | **10000.00 (-80.00%)** | - |") != std::string::npos);
   CHECK(md.find("significance: welch") != std::string::npos);
+  CHECK(md.find("- disturbed: `rsdl-8cpu` (cell cell1): host:") != std::string::npos);
 
   o.format = report::Format::json;
   json j = json::parse(report::compare({run}, o));
@@ -94,6 +104,9 @@ TEST_CASE("markdown, json and csv carry the same numbers") {
   const json& b = j["blocks"].at(0);
   CHECK(b["baseline"] == "mainline-8cpu");
   CHECK(b["failed"].at(0)["cell"] == "cell2");
+  REQUIRE(b["disturbed"].size() == 1);
+  CHECK(b["disturbed"][0]["column"] == "rsdl-8cpu");
+  CHECK(b["disturbed"][0]["reasons"].size() == 1);
   const json& msgs = b["metrics"].at(0);
   CHECK(msgs["metric"] == "msgs/s");
   CHECK(msgs["better"] == "higher");
@@ -115,6 +128,10 @@ TEST_CASE("markdown, json and csv carry the same numbers") {
   std::string line = csv.substr(at, csv.find('\n', at) - at);
   CHECK(line.find(",yes,") != std::string::npos);
   CHECK(line.find(",-80") != std::string::npos);
+  CHECK(line.substr(line.size() - 4) == ",yes");  // disturbed
+  at = csv.find("chat,Hmean,msgs/s,msgs/s,higher,mainline-8cpu,");
+  REQUIRE(at != std::string::npos);
+  CHECK(csv.substr(csv.find('\n', at) - 3, 3) == ",no");
   std::filesystem::remove_all(dir);
 }
 
@@ -250,4 +267,36 @@ TEST_CASE("command benchmarks show elapsed-s, user-s and sys-s only with all met
   std::string all = report::compare({run}, o);
   CHECK(all.find("Amean     user-s") != std::string::npos);
   CHECK(all.find("Amean     sys-s") != std::string::npos);
+}
+
+TEST_CASE("a cell's disturbances are read defensively: strings only, first lines, at most five") {
+  std::vector<fixtures::CellSpec> specs(2);
+  specs[0].variant = "a";
+  specs[1].variant = "b";
+  for (auto& s : specs) s.topology = "T";
+  auto dir = fixtures::temp_dir("disturbed");
+  {
+    auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
+    for (int c = 0; c < 2; ++c) {
+      std::string id = "cell" + std::to_string(c);
+      for (int it = 1; it <= 3; ++it) w.append_sample(id, fixtures::sample("elsp-2", 10.0 + c + 0.1 * it, it));
+    }
+    json many = json::array({42, "rcu-stall: one\nwith a second line", std::string(1000, 'x')});
+    for (int k = 0; k < 5; ++k) many.push_back("soft-lockup: " + std::to_string(k));
+    w.set_cell_status("cell0", "ok", {{"disturbances", json::array()}});
+    w.set_cell_status("cell1", "ok", {{"disturbances", many}});
+  }
+  auto run = results::load_results(dir);
+  report::CompareOptions o;
+  auto r = report::compare_runs({run}, o);
+  INFO(r.output);
+  REQUIRE(r.disturbed.size() == 1);  // an empty list is no disturbance
+  const auto& d = r.disturbed[0];
+  CHECK(d.column == "b-T");
+  REQUIRE(d.reasons.size() == report::kMaxDisturbanceReasons);
+  CHECK(d.reasons[0] == "rcu-stall: one");
+  CHECK(d.reasons[1] == std::string(300, 'x') + "...");
+  CHECK(d.reasons[4] == "soft-lockup: 2 (and 2 more)");  // 7 strings, the number is skipped
+  CHECK(r.output.find("disturbed: b-T (cell cell1): soft-lockup: 2 (and 2 more)\n") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }

@@ -29,7 +29,8 @@ nlohmann::json sample(const std::string& metric, double value, int iteration, bo
 // A vmstat record every 10 s with r, cs and the other columns.
 nlohmann::json vmstat(double t, double r, double cs, int vm = 0);
 
-// seed 004's shape: chat, mainline vs rsdl (-80 % msgs/s) on "8cpu", and a failed cell "broken".
+// seed 004's shape: chat, mainline vs rsdl (-80 % msgs/s) on "8cpu", and a failed cell "broken";
+// rsdl's cell has a host disturbance.
 std::filesystem::path chat_run();
 // kernbench elsp-2/4/8, variants base and coresched on HT and noHT, vmstat and guest topology.
 std::filesystem::path kernbench_run();

@@ -78,3 +78,30 @@ TEST_CASE("the HTML report escapes everything that comes from results") {
   CHECK(html.find("console tail</summary><pre>Kernel panic &lt;tail&gt;</pre>") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the HTML report lists the cells measured while disturbed, escaped") {
+  auto dir = fixtures::chat_run();  // rsdl's cell: a host disturbance
+  auto run = results::load_results(dir);
+  std::string html = report::render_html_report({run}, {});
+  size_t at = html.find("<b>Cells measured while disturbed</b>");
+  REQUIRE(at != std::string::npos);
+  CHECK(html.find("<li><b>rsdl-8cpu</b> (cell cell1)<ul><li>host: other processes used 23 % of the host CPUs", at) !=
+        std::string::npos);
+  CHECK(html.find("<li><b>mainline-8cpu</b> (cell cell0)", at) == std::string::npos);
+  std::filesystem::remove_all(dir);
+
+  std::vector<fixtures::CellSpec> specs(1);
+  specs[0].variant = "v";
+  specs[0].topology = "t";
+  dir = fixtures::temp_dir("disturbed-escape");
+  {
+    auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
+    w.append_sample("cell0", fixtures::sample("elsp-2", 1, 1));
+    w.set_cell_status("cell0", "ok", {{"disturbances", {"rcu-stall: <script>x</script>"}}});
+  }
+  run = results::load_results(dir);
+  html = report::render_html_report({run}, {});
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("<li>rcu-stall: &lt;script&gt;x&lt;/script&gt;</li>") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
