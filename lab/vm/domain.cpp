@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "util/error.hpp"
@@ -333,16 +334,24 @@ DomainGroup::~DomainGroup() {
 }
 
 void DomainGroup::start(Connection& connection, const std::vector<DomainSpec>& specs) {
-  try {
-    for (const auto& spec : specs) domains_.push_back(Domain::start(connection, spec));
-  } catch (...) {
+  std::vector<std::future<Domain>> starting;
+  for (const auto& spec : specs)
+    starting.push_back(std::async(std::launch::async, [&connection, &spec] { return Domain::start(connection, spec); }));
+  std::exception_ptr first;
+  for (auto& f : starting) {  // every start is waited for, so that none is left running unowned
     try {
-      destroy_all();
+      domains_.push_back(f.get());
     } catch (...) {
+      if (!first) first = std::current_exception();
     }
-    domains_.clear();
-    throw;
   }
+  if (!first) return;
+  try {
+    destroy_all();
+  } catch (...) {
+  }
+  domains_.clear();
+  std::rethrow_exception(first);
 }
 
 WaitResult DomainGroup::wait_all_stopped(std::chrono::milliseconds timeout) {

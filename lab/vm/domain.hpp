@@ -68,8 +68,9 @@ class DomainGroup {
   DomainGroup& operator=(DomainGroup&&) = default;
   ~DomainGroup();  // destroy_all()
 
-  // Starts every spec, back to back. When one fails, destroys those already started and
-  // rethrows (the error names the failing domain).
+  // Starts every spec, all at once (one thread each: most of a start is libvirt waiting on
+  // QEMU's monitor, and the guests of a cell should begin together). When one fails, destroys
+  // the others and rethrows the first failure in spec order (the error names its domain).
   void start(Connection& connection, const std::vector<DomainSpec>& specs);
 
   size_t size() const { return domains_.size(); }
