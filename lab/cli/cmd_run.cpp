@@ -1,4 +1,4 @@
-// smtlab run RECIPE [-o DIR] [--cells FILTER] [--iterations N] [--resume] [--connect URI] [--remote-dir DIR] [--shard K/N]
+// smtlab run RECIPE [-o DIR] [--cells FILTER] [--iterations N] [--resume [--retry-failed]] [--connect URI] [--remote-dir DIR] [--shard K/N]
 #include <unistd.h>
 
 #include <iostream>
@@ -30,7 +30,7 @@ void add_run_command(CLI::App& app) {
     std::string recipe, output, connect, shard, remote_dir;
     std::vector<std::string> cells;
     int iterations = 0;
-    bool resume = false, no_compare = false;
+    bool resume = false, retry_failed = false, no_compare = false;
     CompareFlags compare;
   };
   auto opt = std::make_shared<Options>();
@@ -40,7 +40,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--cells", opt->cells, "Only cells matching: an id prefix, variant=X, topology=Y or benchmark=Z (repeat)")
       ->allow_extra_args(false);
   cmd->add_option("--iterations", opt->iterations, "Override every benchmark's iterations")->check(CLI::Range(1, 1000));
-  cmd->add_flag("--resume", opt->resume, "Finish an interrupted run in -o DIR without redoing finished cells");
+  auto* resume =
+      cmd->add_flag("--resume", opt->resume, "Finish an interrupted run in -o DIR without redoing finished cells");
+  cmd->add_flag("--retry-failed", opt->retry_failed,
+                "With --resume: run the failed cells again too (each failed attempt is kept in DIR/attempts/<cell>/<n>/)")
+      ->needs(resume);
   cmd->add_option("--connect", opt->connect, "libvirt URI (default: the embedded QEMU driver, no daemon)");
   cmd->add_option("--remote-dir", opt->remote_dir,
                   "Remote libvirt hosts: directory of the staging pool there (default /var/lib/smtlab/staging)");
@@ -59,6 +63,7 @@ void add_run_command(CLI::App& app) {
     ro.resume = opt->resume;
     if (ro.resume && ro.output.empty())
       throw Error("--resume needs the results directory of the run to finish", "add -o DIR");
+    ro.retry_failed = opt->retry_failed;
     ro.connect = opt->connect;
     ro.remote_dir = opt->remote_dir;
     ro.live_progress = ::isatty(2);
@@ -72,6 +77,9 @@ void add_run_command(CLI::App& app) {
       exit_status() = kInterrupted;
       return;
     }
+    if (summary.failed)
+      std::cerr << "smtlab: run the failed cells again with: smtlab run " << opt->recipe << " -o " << summary.dir.string()
+                << " --resume --retry-failed\n";
     int status = opt->no_compare ? kOk : print_comparison({summary.dir}, opt->compare);
     exit_status() = status != kOk ? status : summary.failed ? kCellsFailed : kOk;
   });

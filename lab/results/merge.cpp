@@ -115,6 +115,13 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
         fs::copy(src, out / "cells" / id, fs::copy_options::recursive, ec);
         if (ec) throw Error("cannot copy " + src.string() + " to " + out.string() + ": " + ec.message());
       }
+      // Earlier attempts (--retry-failed) go along; the entry's "attempts" points at them.
+      fs::path attempts = shards[pick].dir / "attempts" / id;
+      if (fs::exists(attempts)) {
+        fs::create_directories(out / "attempts", ec);
+        if (!ec) fs::copy(attempts, out / "attempts" / id, fs::copy_options::recursive, ec);
+        if (ec) throw Error("cannot copy " + attempts.string() + " to " + out.string() + ": " + ec.message());
+      }
       entry["shard"] = fs::absolute(shards[pick].dir).string();
     }
     cells.push_back(std::move(entry));

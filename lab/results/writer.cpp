@@ -146,6 +146,36 @@ void ResultsWriter::append_sample(const std::string& id, const json& record) { a
 void ResultsWriter::append_monitor(const std::string& id, const json& record) { append(id, "monitor.jsonl", record); }
 void ResultsWriter::append_event(const std::string& id, const json& record) { append(id, "events.jsonl", record); }
 
+int ResultsWriter::archive_attempt(const std::string& id) {
+  int n = 0;
+  {
+    std::lock_guard lock(*mutex_);
+    json& cell = cell_entry(id);
+    if (!cell.contains("attempts") || !cell["attempts"].is_array()) cell["attempts"] = json::array();
+    // The next free number: a directory the manifest does not list (a crash between the move and
+    // the manifest's rewrite) is kept, not overwritten.
+    n = static_cast<int>(cell["attempts"].size()) + 1;
+    while (fs::exists(dir_ / "attempts" / id / std::to_string(n))) ++n;
+    const fs::path rel = fs::path("attempts") / id / std::to_string(n);
+    const fs::path to = dir_ / rel, from = dir_ / "cells" / id;
+    std::error_code ec;
+    fs::create_directories(to.parent_path(), ec);
+    if (!ec && fs::exists(from)) fs::rename(from, to, ec);
+    else if (!ec) fs::create_directories(to, ec);
+    if (ec) throw Error("cannot move " + from.string() + " to " + to.string() + ": " + ec.message());
+    json entry = cell;
+    entry.erase("attempts");
+    write_file_atomic(to / "entry.json", entry.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+    json summary = {{"attempt", n}, {"dir", rel.string()}};
+    for (const char* key : {"status", "error", "started", "finished"})
+      if (cell.contains(key)) summary[key] = cell[key];
+    cell["attempts"].push_back(std::move(summary));
+    save();
+  }
+  reset_cell(id);  // "attempts" is not an attempt's field: it stays
+  return n;
+}
+
 void ResultsWriter::reset_cell(const std::string& id) {
   std::lock_guard lock(*mutex_);
   json& cell = cell_entry(id);

@@ -56,6 +56,11 @@ class ResultsWriter {
   // job_start_s, boot_group) and sets it back to "pending": used by --resume
   // before re-running a cell.
   void reset_cell(const std::string& id);
+  // Keeps a finished attempt of the cell before it runs again (--resume --retry-failed): moves
+  // cells/<id>/ to attempts/<id>/<n>/ (n = 1, 2, ...: the first number not taken), writes the attempt's manifest entry there
+  // as entry.json, appends {"attempt": n, "status", "error", "started", "finished", "dir"} to the
+  // cell's "attempts" (which reset_cell keeps), then reset_cell(id). Returns n.
+  int archive_attempt(const std::string& id);
 
  private:
   ResultsWriter(std::filesystem::path dir, nlohmann::json manifest);

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <thread>
@@ -110,6 +111,14 @@ void record_host_cpu(nlohmann::json& extra, const std::optional<HostCpuShare>& s
     extra["disturbances"].push_back(*d);
     fmt::print(stderr, "  disturbed ({}): {}\n", cell_id, *d);
   }
+}
+
+// "agent ready after 3.2 s" for one VM; with several, when the last was ready (the cell waits for it).
+std::string ready_text(const std::vector<double>& ready_s) {
+  if (ready_s.empty()) return "no agent ready";
+  const double last = *std::max_element(ready_s.begin(), ready_s.end());
+  return ready_s.size() == 1 ? fmt::format("agent ready after {:.1f} s", last)
+                             : fmt::format("all {} agents ready after {:.1f} s", ready_s.size(), last);
 }
 
 }  // namespace
@@ -313,8 +322,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
       return false;
     }
     std::string detail =
-        fmt::format("{} of {} cells ok, agent ready after {:.1f} s", ok, cells.size(),
-                    outcome.ready_s.empty() ? -1.0 : outcome.ready_s[0]);
+        fmt::format("{} of {} cells ok, {}", ok, cells.size(), ready_text(outcome.ready_s));
     progress.end_cell(failed ? "FAILED" : "ok", detail, static_cast<int>(cells.size()));
     for (size_t j = 0; j < cells.size(); ++j) {
       const auto& c = outcome.cells[j];
@@ -326,8 +334,9 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     return true;
   };
 
-  // Which cells run: a resumed run skips the finished ones (ok or failed) and clears what an
-  // unfinished attempt left; with share_boot the rest form boot groups (one boot each).
+  // Which cells run: a resumed run skips the finished ones (ok, and failed unless retry_failed:
+  // then the failed attempt is kept aside) and clears what an unfinished attempt left; with
+  // share_boot the rest form boot groups (one boot each).
   std::vector<plan::Cell> runnable;
   std::vector<int> position;  // 1-based, in the plan
   int k = 0;
@@ -340,6 +349,14 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     } catch (const Error&) {
       throw Error("cell " + cell.id + " is not part of the run in " + summary.dir.string(),
                   "resume with the same recipe and cell filters that started the run");
+    }
+    if (status == "failed" && options.retry_failed) {
+      const int n = writer->archive_attempt(cell.id);
+      note(fmt::format("cell {} failed before: that attempt is kept in {}, the cell runs again", cell.id,
+                       (summary.dir / "attempts" / cell.id / std::to_string(n)).string()));
+      runnable.push_back(cell);
+      position.push_back(k);
+      continue;
     }
     if (status == "ok" || status == "failed") {
       ++summary.skipped;
@@ -390,8 +407,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     if (!outcome.ok) extra["console_tail"] = outcome.console_tail;
     writer->set_cell_status(cell.id, outcome.ok ? "ok" : "failed", extra);
     (outcome.ok ? summary.ok : summary.failed)++;
-    std::string detail = outcome.ok ? fmt::format("agent ready after {:.1f} s", outcome.ready_s.empty() ? -1.0 : outcome.ready_s[0])
-                                    : outcome.error;
+    std::string detail = outcome.ok ? ready_text(outcome.ready_s) : outcome.error;
     progress.end_cell(outcome.ok ? "ok" : "FAILED", detail);
     for (const auto& d : outcome.disturbances) fmt::print(stderr, "  disturbed: {}\n", d);
     if (!outcome.ok && !outcome.console_tail.empty())

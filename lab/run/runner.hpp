@@ -17,6 +17,8 @@ struct RunOptions {
   std::filesystem::path output;  // empty: $SMTLAB_RESULTS (or ./results) / <recipe>-<UTC time>
   plan::PlanOptions plan;
   bool resume = false;          // output must hold an unfinished run of the same recipe
+  bool retry_failed = false;    // with resume: failed cells run again, each failed attempt kept
+                                // under attempts/<cell>/<n>/ (ResultsWriter::archive_attempt)
   std::string connect;          // libvirt URI; empty: the embedded driver
   std::filesystem::path remote_dir;  // remote URIs: staging directory there; empty: vm::kDefaultRemoteDir
   bool live_progress = false;   // a redrawn status line (terminals)

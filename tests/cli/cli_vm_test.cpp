@@ -103,7 +103,7 @@ TEST_CASE("SIGINT tears the guests down and exits with status 130") {
   CHECK(qemu_processes("smtlab-7922b7e0fa0f").empty());
 }
 
-TEST_CASE("a kernel that panics is a failed cell with the panic line, and the run exits 4") {
+TEST_CASE("a kernel that panics is a failed cell with the panic line, the run exits 4, and --retry-failed keeps that attempt") {
   auto dir = fresh_dir("panic");
   auto r = run_smtlab({"run", test_recipe("panic.yaml"), "-o", (dir / "run").string()});
   INFO(r.err);
@@ -119,6 +119,29 @@ TEST_CASE("a kernel that panics is a failed cell with the panic line, and the ru
   auto cell_dir = dir / "run" / "cells" / cell["id"].get<std::string>();
   CHECK(smtlab::read_file(cell_dir / "console-vm0.log.attempt-1").find("Kernel panic") != std::string::npos);
   CHECK(smtlab::read_file(cell_dir / "console-vm0.log").find("Kernel panic") != std::string::npos);
+  CHECK(qemu_processes("smtlab-a227fe4fbc08").empty());
+
+  // The run says how to try the failed cell again; doing so keeps the failed attempt whole.
+  const std::string run_dir = (dir / "run").string();
+  CHECK(r.err.find("-o " + run_dir + " --resume --retry-failed") != std::string::npos);
+  auto plain = run_smtlab({"run", test_recipe("panic.yaml"), "-o", run_dir, "--retry-failed"});
+  CHECK(plain.status == 2);
+  CHECK(plain.err.find("--retry-failed requires --resume") != std::string::npos);
+  auto again = run_smtlab({"run", test_recipe("panic.yaml"), "-o", run_dir, "--resume", "--retry-failed"});
+  INFO(again.err);
+  CHECK(again.status == 4);  // the kernel still panics
+  const std::string id = cell["id"].get<std::string>();
+  CHECK(again.err.find("cell " + id + " failed before: that attempt is kept in " + run_dir + "/attempts/" + id + "/1") !=
+        std::string::npos);
+  auto retried = read_json(dir / "run" / "manifest.json")["cells"][0];
+  CHECK(retried["status"] == "failed");
+  REQUIRE(retried["attempts"].size() == 1);
+  CHECK(retried["attempts"][0]["dir"] == "attempts/" + id + "/1");
+  CHECK(retried["attempts"][0]["error"] == cell["error"]);
+  auto kept = dir / "run" / "attempts" / id / "1";
+  CHECK(smtlab::read_file(kept / "console-vm0.log").find("Kernel panic") != std::string::npos);
+  CHECK(read_json(kept / "entry.json")["console_tail"] == cell["console_tail"]);
+  CHECK(smtlab::read_file(cell_dir / "console-vm0.log").find("Kernel panic") != std::string::npos);  // the new attempt
   CHECK(qemu_processes("smtlab-a227fe4fbc08").empty());
 }
 

@@ -107,6 +107,46 @@ TEST_CASE("create refuses an existing run, open resumes it, reset_cell clears an
   fs::remove_all(dir);
 }
 
+TEST_CASE("archive_attempt keeps a failed attempt's files and entry aside before the cell runs again") {
+  fs::path dir = temp_dir("attempts");
+  auto w = ResultsWriter::create(dir, manifest());
+  w.append_sample("c1", sample(1, 5));
+  std::ofstream(w.console_log("c1", 0)) << "Kernel panic - not syncing\n";
+  w.set_cell_status("c1", "failed", {{"started", "s1"}, {"finished", "f1"}, {"error", "boom"}, {"console_tail", "panic"}});
+
+  CHECK(w.archive_attempt("c1") == 1);
+  // The attempt, whole, under attempts/c1/1: its files and its manifest entry.
+  CHECK(smtlab::read_file(dir / "attempts" / "c1" / "1" / "console-vm0.log", 1000) == "Kernel panic - not syncing\n");
+  CHECK(fs::exists(dir / "attempts" / "c1" / "1" / "samples.jsonl"));
+  auto entry = json::parse(smtlab::read_file(dir / "attempts" / "c1" / "1" / "entry.json", 1 << 20));
+  CHECK(entry["error"] == "boom");
+  CHECK(entry["console_tail"] == "panic");
+  // The cell is pending again, clean, and lists the attempt.
+  json cell = w.manifest()["cells"][1];
+  CHECK(cell["status"] == "pending");
+  CHECK_FALSE(cell.contains("error"));
+  CHECK_FALSE(fs::exists(dir / "cells" / "c1"));
+  REQUIRE(cell["attempts"].size() == 1);
+  CHECK(cell["attempts"][0] == json{{"attempt", 1}, {"dir", "attempts/c1/1"}, {"status", "failed"}, {"error", "boom"},
+                                    {"started", "s1"}, {"finished", "f1"}});
+  CHECK(load_results(dir).cells[1].samples.empty());
+
+  // A second failure is attempt 2; the first stays. A directory the manifest does not list (a
+  // crash between the move and the manifest) is never overwritten.
+  w.set_cell_status("c1", "failed", {{"error", "again"}});
+  fs::create_directories(dir / "attempts" / "c1" / "2");
+  std::ofstream(dir / "attempts" / "c1" / "2" / "orphan") << "x";
+  CHECK(w.archive_attempt("c1") == 3);
+  CHECK(fs::exists(dir / "attempts" / "c1" / "2" / "orphan"));
+  CHECK(fs::exists(dir / "attempts" / "c1" / "1" / "console-vm0.log"));
+  cell = w.manifest()["cells"][1];
+  REQUIRE(cell["attempts"].size() == 2);
+  CHECK(cell["attempts"][1]["error"] == "again");
+  CHECK(cell["attempts"][1]["dir"] == "attempts/c1/3");
+  CHECK_THROWS_AS(w.archive_attempt("nope"), smtlab::Error);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("bad manifests and cell ids are refused with an error") {
   fs::path dir = temp_dir("bad");
   json m = manifest();
@@ -160,6 +200,8 @@ TEST_CASE("merge joins shards of one recipe and reports overlaps and missing cel
   }
   {
     auto w = ResultsWriter::create(b, m);
+    w.set_cell_status("c1", "failed", {{"error", "first try"}});  // then --resume --retry-failed
+    w.archive_attempt("c1");
     w.set_cell_status("c1", "ok");
     w.append_sample("c1", sample(1, 20));
   }
@@ -185,6 +227,8 @@ TEST_CASE("merge joins shards of one recipe and reports overlaps and missing cel
     CHECK(r.cells[0].samples.at(0).value == 10);
     CHECK(r.cells[1].status == "ok");  // the ok attempt wins over the failed one
     CHECK(r.cells[1].samples.at(0).value == 20);
+    CHECK(r.cells[1].entry["attempts"][0]["error"] == "first try");  // and its files came along
+    CHECK(fs::exists(out / "attempts" / "c1" / "1" / "entry.json"));
     CHECK(r.cells[2].status == "pending");
     CHECK(r.manifest["merged_from"].size() == 2);
     CHECK_THROWS_AS(merge_results({a, b}, out), smtlab::Error);  // output exists
