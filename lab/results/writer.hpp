@@ -57,9 +57,10 @@ class ResultsWriter {
   // before re-running a cell.
   void reset_cell(const std::string& id);
   // Keeps a finished attempt of the cell before it runs again (--resume --retry-failed): moves
-  // cells/<id>/ to attempts/<id>/<n>/ (n = 1, 2, ...: the first number not taken), writes the attempt's manifest entry there
-  // as entry.json, appends {"attempt": n, "status", "error", "started", "finished", "dir"} to the
-  // cell's "attempts" (which reset_cell keeps), then reset_cell(id). Returns n.
+  // cells/<id>/ to attempts/<id>/<n>/ (n = 1, 2, ...: the first number not taken), writes the
+  // attempt's manifest entry there as entry.json, appends {"attempt": n, "status", "error",
+  // "started", "finished", "dir"} to the cell's "attempts" (which reset_cell keeps), then
+  // reset_cell(id). Returns n.
   int archive_attempt(const std::string& id);
 
  private:
