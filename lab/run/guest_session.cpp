@@ -332,9 +332,15 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       if (group[k].is_stopped()) {
         pump(k, false);
         if (st.ended) continue;
-        fail(k, "VM " + std::to_string(k) + " stopped (" + group[k].stop_info().describe() +
-                    ") before its agent reported the end" +
-                    (st.last_error.empty() ? "" : ": " + st.last_error));
+        // Why it stopped is on its console when it panicked or its init gave up (panic=-1 and
+        // the init's power-off stop the guest at once): that line is the cell's error.
+        auto findings = vm::scan_console(vm::read_console(specs[k].console_log));
+        if (vm::is_fatal(findings))
+          fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
+        else
+          fail(k, "VM " + std::to_string(k) + " stopped (" + group[k].stop_info().describe() +
+                      ") before its agent reported the end" +
+                      (st.last_error.empty() ? "" : ": " + st.last_error));
         break;
       }
       all_done = false;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "bench/procfs.hpp"
+#include "vm/reaper.hpp"
 
 namespace smtlab::run {
 namespace {
@@ -62,8 +63,14 @@ std::optional<HostCpuSample> sample_host_cpu(const std::vector<int>& qemu_pids) 
   s.total = all.total();
   s.busy = all.busy() - all.steal;  // steal is time this host did not get, not time it used
   s.steal = all.steal;
-  for (int pid : qemu_pids)
-    if (pid > 0) s.guests += ticks_of("/proc/" + std::to_string(pid) + "/stat").value_or(0);
+  for (int pid : qemu_pids) {
+    if (pid <= 0) continue;
+    // A QEMU that already exited (its guest powered off before its last record was read) is
+    // accounted by what the reaper recorded; its /proc entry is gone or another process's.
+    auto ticks = vm::exited_cpu_ticks(pid);
+    if (!ticks) ticks = ticks_of("/proc/" + std::to_string(pid) + "/stat");
+    s.guests += ticks.value_or(0);
+  }
   s.self = ticks_of("/proc/self/stat").value_or(0);
   return s;
 }

@@ -16,6 +16,7 @@
 #include "vm/embed_root.hpp"
 #include "vm/event_loop.hpp"
 #include "vm/guardian.hpp"
+#include "vm/reaper.hpp"
 
 namespace smtlab::vm {
 namespace {
@@ -141,6 +142,8 @@ std::unique_ptr<Connection> Connection::open(const std::string& requested) {
       setenv("LIBVIRT_LOG_OUTPUTS", ("3:file:" + (root / "libvirt.log").string()).c_str(), 0);
     // Before libvirt starts threads: a guardian that kills our QEMUs if we are SIGKILLed.
     start_guardian(root);
+    // And the parent of the QEMUs it starts, which reaps them the moment they exit.
+    become_qemu_reaper();
   }
   virSetErrorFunc(nullptr, quiet_errors);
   event_loop_acquire();

@@ -13,6 +13,7 @@
 #include "vm/domain_watch.hpp"
 #include "vm/embed_root.hpp"
 #include "vm/interrupt.hpp"
+#include "vm/reaper.hpp"
 #include "vm/stream_pump.hpp"
 
 namespace smtlab::vm {
@@ -182,6 +183,7 @@ Domain Domain::start(Connection& connection, const DomainSpec& spec) {
   }
   if (connection.info().local)
     if (auto pf = pidfile_for(connection, spec.name); !pf.empty()) impl->pid = read_pidfile(pf);
+  if (connection.info().embedded) reap_when_exited(impl->pid);
   if (streams) {
     try {
       open_streams(connection, *impl);

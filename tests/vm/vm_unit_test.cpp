@@ -22,6 +22,7 @@
 #include "vm/embed_root.hpp"
 #include "vm/host_topology.hpp"
 #include "vm/pinning.hpp"
+#include "vm/reaper.hpp"
 
 using namespace smtlab;
 using namespace smtlab::vm;
@@ -596,4 +597,69 @@ TEST_CASE("the accelerator: KVM when offered and not PVM, TCG on request, bad re
                     Catch::Contains("SMTLAB_ACCEL=kvm, but libvirt offers no usable KVM"));
   CHECK_THROWS_WITH(choose_accel("KVM", true, false),
                     Catch::Contains("SMTLAB_ACCEL='KVM' is not one of auto, kvm, tcg"));
+}
+
+namespace {
+int parent_of(pid_t pid) {  // from /proc/<pid>/stat; -1 when gone
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return -1;
+  char state = 0;
+  int ppid = -1;
+  if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) != 2) return -1;
+  return ppid;
+}
+}  // namespace
+
+TEST_CASE("the QEMU reaper adopts a daemonized process, reaps it when it exits and keeps its CPU time, and nothing else") {
+  become_qemu_reaper();
+  // Started the way libvirt starts QEMU: the intermediate process exits at once.
+  int pid_pipe[2], go_pipe[2];
+  REQUIRE(pipe(pid_pipe) == 0);
+  REQUIRE(pipe(go_pipe) == 0);
+  pid_t mid = fork();
+  REQUIRE(mid >= 0);
+  if (mid == 0) {
+    pid_t daemon = fork();
+    if (daemon == 0) {
+      char c;
+      (void)!read(go_pipe[0], &c, 1);  // until the test lets it exit
+      timespec t0{}, t{};
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+      do clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);  // 100 ms of CPU, as a guest's QEMU uses some
+      while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1'000'000 < 100);
+      _exit(0);
+    }
+    (void)!write(pid_pipe[1], &daemon, sizeof daemon);
+    _exit(0);
+  }
+  pid_t daemon = -1;
+  REQUIRE(read(pid_pipe[0], &daemon, sizeof daemon) == sizeof daemon);
+  REQUIRE(waitpid(mid, nullptr, 0) == mid);
+  CHECK(parent_of(daemon) == getpid());  // re-parented to us, not to PID 1
+
+  pid_t direct = fork();  // a child of ours the reaper is not told about
+  if (direct == 0) _exit(7);
+
+  reap_when_exited(daemon);
+  REQUIRE(write(go_pipe[1], "x", 1) == 1);
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {  // 5 s at most; a zombie nobody reaps stays forever
+    gone = !std::filesystem::exists("/proc/" + std::to_string(daemon));
+    if (!gone) usleep(10'000);
+  }
+  CHECK(gone);
+  // Its CPU time is still known (the guests' share of a cell whose QEMU exited before its last
+  // record was read): 100 ms, and clock ticks are 1-10 ms.
+  auto ticks = exited_cpu_ticks(daemon);
+  REQUIRE(ticks);
+  CHECK(*ticks * 1000 / static_cast<uint64_t>(sysconf(_SC_CLK_TCK)) >= 90);
+  CHECK_FALSE(exited_cpu_ticks(direct));
+  // Its exit status was left for its own parent.
+  int status = 0;
+  REQUIRE(waitpid(direct, &status, 0) == direct);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 7);
+  for (int fd : {pid_pipe[0], pid_pipe[1], go_pipe[0], go_pipe[1]}) close(fd);
 }
