@@ -231,6 +231,8 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       failed_vm = vm;
     }
   };
+  // Panics, init errors, stalls and warnings on a VM's console so far.
+  auto console_findings = [&](int k) { return vm::scan_console(vm::read_console(specs[k].console_log)); };
 
   auto pump = [&](int k, bool final) {
     auto& st = state[k];
@@ -334,7 +336,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         if (st.ended) continue;
         // Why it stopped is on its console when it panicked or its init gave up (panic=-1 and
         // the init's power-off stop the guest at once): that line is the cell's error.
-        auto findings = vm::scan_console(vm::read_console(specs[k].console_log));
+        auto findings = console_findings(k);
         if (vm::is_fatal(findings))
           fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
         else
@@ -361,7 +363,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
     if (seconds_since(last_console_check) >= 1.0 || !outcome.error.empty()) {
       last_console_check = Clock::now();
       for (int k = 0; k < vms; ++k) {
-        auto findings = vm::scan_console(vm::read_console(specs[k].console_log));
+        auto findings = console_findings(k);
         if (vm::is_fatal(findings)) fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
       }
     }
@@ -388,7 +390,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   // A panic may have been printed after the last check; warnings and stalls (a guest starved by
   // a loaded host) do not fail the cell but are noted with it: its measurements were disturbed.
   for (int k = 0; k < vms; ++k) {
-    auto findings = vm::scan_console(vm::read_console(specs[k].console_log));
+    auto findings = console_findings(k);
     if (outcome.error.empty() && vm::is_fatal(findings))
       fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
     for (const auto& d : vm::disturbances(findings)) outcome.disturbances.push_back("VM " + std::to_string(k) + ": " + d);
