@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "plan/plan.hpp"
+#include "plan/schedule.hpp"
 #include "recipe/recipe_loader.hpp"
 
 namespace smtlab::cli {
@@ -42,6 +43,7 @@ void add_plan_command(CLI::App& app) {
         std::cout << plan.cells.size() << (plan.cells.size() == 1 ? " cell in " : " cells in ") << boots
                   << (boots == 1 ? " boot" : " boots") << " (share_boot: the cells of one boot run one after the other in it)\n";
       }
+      if (plan.parallel) std::cout << plan::format_schedule(plan);
     }
   });
 }

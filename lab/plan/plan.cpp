@@ -59,6 +59,7 @@ Plan make_plan(const Recipe& r, const PlanOptions& options) {
   plan.recipe_name = r.name;
   plan.recipe_sha256 = r.sha256;
   plan.share_boot = r.share_boot;
+  plan.parallel = r.parallel;
 
   // Mixed-radix walk over the three axes, the first axis of matrix.order outermost.
   std::vector<Axis> order = r.matrix.order;

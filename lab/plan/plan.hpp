@@ -24,6 +24,7 @@ struct Plan {
   std::string recipe_name, recipe_sha256;
   std::vector<Cell> cells;
   bool share_boot = false;  // the recipe's share_boot: cells of one boot group run in one boot
+  bool parallel = false;    // the recipe's parallel: boot groups may overlap (plan/schedule.hpp)
 };
 
 // The key of a cell's boot group: everything but the benchmark (kernel, variant, topology).
@@ -64,8 +65,9 @@ std::string format_plan_table(const Plan& plan, int host_cpus);
 
 // {"recipe", "recipe_sha256", "cells": [{id, index, variant, kernel, topology, shape, vms,
 //  vcpus_per_vm, host_cpus, benchmark, kind, params, iterations, definition, boot_group}],
-//  "share_boot", "boot_groups": [[cell ids of one boot], ...]}; boot_group is the id of the
-//  group's first cell (the cell's own id when share_boot is off).
+//  "share_boot", "boot_groups": [[cell ids of one boot], ...], "parallel", "waves": [[boot
+//  group ids], ...] (schedule_waves: the boots that would start together)}; boot_group is the id
+//  of the group's first cell (the cell's own id when share_boot is off).
 nlohmann::json plan_to_json(const Plan& plan);
 
 // For a CI fan-out: {"include": [{"shard": "1/4"}, ...]} with min(shards, cells) entries (1-based

@@ -5,6 +5,7 @@
 
 #include "plan/cell_definition.hpp"
 #include "plan/plan.hpp"
+#include "plan/schedule.hpp"
 #include "util/cpulist.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
@@ -126,8 +127,14 @@ json plan_to_json(const Plan& plan) {
                          {"definition", detail::cell_definition(c, digests)},
                          {"boot_group", group_id[ci]}});
   }
+  json waves = json::array();
+  for (const auto& wave : schedule_waves(make_boots(plan.cells, plan.share_boot), plan.parallel)) {
+    json ids = json::array();
+    for (size_t b : wave) ids.push_back(group_list[b][0]);
+    waves.push_back(ids);
+  }
   return json{{"recipe", plan.recipe_name}, {"recipe_sha256", plan.recipe_sha256}, {"share_boot", plan.share_boot},
-              {"boot_groups", group_list},  {"cells", cells}};
+              {"boot_groups", group_list},  {"parallel", plan.parallel}, {"waves", waves}, {"cells", cells}};
 }
 
 json github_matrix(const Plan& plan, int shards) {

@@ -197,6 +197,11 @@ struct Recipe {
   // (page cache, dirty state, slab) for the boot per cell. Not part of any cell's definition: it
   // changes how cells run, not what they are, so cell ids do not change with it.
   bool share_boot = false;
+  // parallel: boots may run at the same time when their topologies name disjoint host_cpus and
+  // they share no benchmark (cells of one benchmark are compared with each other, so they never
+  // overlap); each such guest's emulator threads stay inside its host_cpus. A topology without
+  // host_cpus uses the whole host and runs alone. Not part of any cell's definition either.
+  bool parallel = false;
 };
 
 std::string to_string(KernelSource);

@@ -17,7 +17,7 @@ namespace {
 
 const std::vector<std::string> kRecipeKeys = {"name",       "description", "image",    "kernels", "variants",
                                               "topologies", "benchmarks",  "monitors", "matrix",  "timeouts",
-                                              "share_boot"};
+                                              "share_boot", "parallel"};
 const std::vector<std::string> kVariantKeys = {"name", "kernel", "cmdline", "sysctls", "sched", "coresched"};
 const std::vector<std::string> kTopologyKeys = {"name",      "vms",     "cpu",   "memory", "cmdline",
                                                 "host_cpus", "pinning", "roles", "noise"};
@@ -470,6 +470,7 @@ Recipe load_recipe(const fs::path& file) {
   }
   if (auto e = top.get("timeouts")) r.timeouts = parse_timeouts(f, *e);
   if (auto e = top.get("share_boot")) r.share_boot = boolean(*e);
+  if (auto e = top.get("parallel")) r.parallel = boolean(*e);
   return r;
 }
 

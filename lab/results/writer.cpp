@@ -121,6 +121,15 @@ void ResultsWriter::update_manifest(const json& fields) {
   save();
 }
 
+void ResultsWriter::set_manifest_entry(const std::string& field, const std::string& key, const json& value) {
+  if (field == "cells" || field == "schema") throw Error("set_manifest_entry cannot change \"" + field + "\"");
+  std::lock_guard lock(*mutex_);
+  json& object = manifest_[field];
+  if (!object.is_object()) object = json::object();
+  object[key] = value;
+  save();
+}
+
 fs::path ResultsWriter::cell_dir(const std::string& id) const {
   check_cell_id(id);
   fs::path d = dir_ / "cells" / id;

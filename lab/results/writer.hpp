@@ -40,6 +40,9 @@ class ResultsWriter {
                        const nlohmann::json& extra = nlohmann::json::object());
   // Merges top-level fields (e.g. "finished", "versions") into the manifest; rewrites it.
   void update_manifest(const nlohmann::json& fields);
+  // Sets manifest[field][key] = value in one step (field: an object, made when missing), so that
+  // writers of different keys (boots running at once) do not overwrite each other.
+  void set_manifest_entry(const std::string& field, const std::string& key, const nlohmann::json& value);
 
   // Appends one record (a JSON object; should carry "vm") to cells/<id>/{samples,monitor,events}.jsonl.
   void append_sample(const std::string& id, const nlohmann::json& record);

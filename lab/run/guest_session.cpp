@@ -132,6 +132,8 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   pin_request.topology = vtopo;
   pin_request.host_cpus = topo.host_cpus;
   pin_request.policy = pin_policy(topo.pinning);
+  const bool confined = config.confine_to_host_cpus && !topo.host_cpus.empty();
+  pin_request.confine_emulators = confined;
   vm::PinPlan pins;
   try {
     pins = vm::plan_pinning(pin_request, connection.info().host);
@@ -221,7 +223,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   std::vector<int> qemu_pids;  // local hosts, once the guests run: for the host CPU account
   auto sample_host = [&]() -> std::optional<HostCpuSample> {
     if (remote || qemu_pids.empty()) return std::nullopt;
-    return sample_host_cpu(qemu_pids);
+    return sample_host_cpu(qemu_pids, confined ? topo.host_cpus : std::vector<int>{});
   };
   vm::DomainGroup group;
   int failed_vm = 0;

@@ -52,6 +52,10 @@ struct SessionConfig {
   int boot_retries = 1;
   // Remote libvirt hosts only: the directory of the staging pool there ("": vm::kDefaultRemoteDir).
   std::filesystem::path remote_dir;
+  // Recipe parallel, a topology with host_cpus: other boots may run on the other host CPUs, so
+  // the guests' emulator threads stay inside host_cpus too, and the host CPU account covers those
+  // CPUs only.
+  bool confine_to_host_cpus = false;
 };
 
 // One cell of a shared boot.

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "bench/procfs.hpp"
+#include "util/cpulist.hpp"
 #include "vm/reaper.hpp"
 
 namespace smtlab::run {
@@ -54,12 +55,24 @@ std::optional<uint64_t> process_cpu_ticks(std::string_view text) {
   return fields[0] + fields[1];
 }
 
-std::optional<HostCpuSample> sample_host_cpu(const std::vector<int>& qemu_pids) {
+std::optional<HostCpuSample> sample_host_cpu(const std::vector<int>& qemu_pids, const std::vector<int>& cpus) {
   auto stat = bench::read_proc("/proc/stat", 1 << 20);
   if (!stat) return std::nullopt;
-  auto all = bench::parse_proc_stat(*stat).all;
+  auto parsed = bench::parse_proc_stat(*stat);
+  bench::CpuTimes all = parsed.all;
+  if (!cpus.empty()) {
+    all = {};
+    for (int id : cpus) {
+      auto it = parsed.cpus.find(id);
+      if (it == parsed.cpus.end()) return std::nullopt;
+      const auto& c = it->second;
+      all.user += c.user, all.nice += c.nice, all.system += c.system, all.idle += c.idle;
+      all.iowait += c.iowait, all.irq += c.irq, all.softirq += c.softirq, all.steal += c.steal;
+    }
+  }
   if (all.total() == 0) return std::nullopt;
   HostCpuSample s;
+  if (!cpus.empty()) s.cpus = format_cpulist(cpus);
   s.total = all.total();
   s.busy = all.busy() - all.steal;  // steal is time this host did not get, not time it used
   s.steal = all.steal;
@@ -76,10 +89,12 @@ std::optional<HostCpuSample> sample_host_cpu(const std::vector<int>& qemu_pids) 
 }
 
 std::optional<HostCpuShare> host_cpu_share(const HostCpuSample& a, const HostCpuSample& b) {
-  if (b.total <= a.total || b.busy < a.busy || b.steal < a.steal || b.guests < a.guests || b.self < a.self)
+  if (b.total <= a.total || b.busy < a.busy || b.steal < a.steal || b.guests < a.guests || b.self < a.self ||
+      a.cpus != b.cpus)
     return std::nullopt;
   const uint64_t total = b.total - a.total;
   HostCpuShare s;
+  s.cpus = a.cpus;
   s.busy_pct = pct(b.busy - a.busy, total);
   s.steal_pct = pct(b.steal - a.steal, total);
   s.guests_pct = std::min(pct(b.guests - a.guests, total), s.busy_pct);
@@ -91,7 +106,8 @@ std::optional<HostCpuShare> host_cpu_share(const HostCpuSample& a, const HostCpu
 std::optional<std::string> host_disturbance(const HostCpuShare& s) {
   std::string what;
   if (s.other_pct >= kOtherDisturbedPct)
-    what = fmt::format("other processes used {:.0f} % of the host CPUs", s.other_pct);
+    what = fmt::format("other processes used {:.0f} % of {}", s.other_pct,
+                       s.cpus.empty() ? std::string("the host CPUs") : "host CPUs " + s.cpus);
   if (s.steal_pct >= kStealDisturbedPct)
     what += fmt::format("{}the hypervisor under this host took {:.0f} % of its CPU time (steal)",
                         what.empty() ? "" : " and ", s.steal_pct);
@@ -101,9 +117,11 @@ std::optional<std::string> host_disturbance(const HostCpuShare& s) {
 }
 
 nlohmann::json to_json(const HostCpuShare& s) {
-  return {{"busy_pct", round1(s.busy_pct)},     {"steal_pct", round1(s.steal_pct)},
-          {"guests_pct", round1(s.guests_pct)}, {"smtlab_pct", round1(s.smtlab_pct)},
-          {"other_pct", round1(s.other_pct)}};
+  nlohmann::json j = {{"busy_pct", round1(s.busy_pct)},     {"steal_pct", round1(s.steal_pct)},
+                      {"guests_pct", round1(s.guests_pct)}, {"smtlab_pct", round1(s.smtlab_pct)},
+                      {"other_pct", round1(s.other_pct)}};
+  if (!s.cpus.empty()) j["cpus"] = s.cpus;
+  return j;
 }
 
 }  // namespace smtlab::run

@@ -6,8 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <set>
 #include <thread>
 
+#include "plan/schedule.hpp"
 #include "results/results.hpp"
 #include "run/artifacts.hpp"
 #include "run/guest_session.hpp"
@@ -56,8 +62,8 @@ nlohmann::json cell_entry(const plan::Cell& cell) {
 // A shared boot's records go to the cell of their job (`cells`: the group's cells in job order).
 class ResultsObserver : public GuestObserver {
  public:
-  ResultsObserver(results::ResultsWriter& writer, std::vector<std::string> cells, Progress& progress)
-      : writer_(writer), cells_(std::move(cells)), progress_(progress) {}
+  ResultsObserver(results::ResultsWriter& writer, std::vector<std::string> cells, Progress& progress, int k)
+      : writer_(writer), cells_(std::move(cells)), progress_(progress), k_(k) {}
 
   void on_record(int vm, int job, const protocol::Record& record) override {
     const std::string& cell_ = cells_.at(static_cast<size_t>(job));
@@ -75,7 +81,7 @@ class ResultsObserver : public GuestObserver {
           const auto& d = rec.contains("detail") ? rec["detail"] : nlohmann::json::object();
           std::string what = name == "warmup" ? "warm-up" : "iteration " + d.value("iteration", nlohmann::json(0)).dump();
           if (d.contains("jobs")) what = "-j" + d["jobs"].dump() + " " + what;
-          progress_.iteration(what);
+          progress_.iteration(k_, what);
         }
       }
     }
@@ -94,6 +100,7 @@ class ResultsObserver : public GuestObserver {
   results::ResultsWriter& writer_;
   std::vector<std::string> cells_;
   Progress& progress_;
+  int k_;  // the boot's position, for the progress line
 };
 
 std::filesystem::path work_root() {
@@ -119,6 +126,14 @@ std::string ready_text(const std::vector<double>& ready_s) {
   const double last = *std::max_element(ready_s.begin(), ready_s.end());
   return ready_s.size() == 1 ? fmt::format("agent ready after {:.1f} s", last)
                              : fmt::format("all {} agents ready after {:.1f} s", ready_s.size(), last);
+}
+
+// " (ran alongside 1a2b3c4d5e6f, ...)" for the end-of-cell line; "" when it ran alone.
+std::string alongside_text(const nlohmann::json& ids) {
+  if (ids.empty()) return "";
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id.get<std::string>();
+  return ", ran alongside " + out;
 }
 
 }  // namespace
@@ -193,6 +208,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
       {"connection", vm::uri_for_records(info.uri)},
       {"accel", summary.accel},
       {"guest_cpu_model", info.guest_cpu_model},
+      {"parallel", plan.parallel},
   };
   auto art = artifacts.manifest();
   run_info["kernels"] = art["kernels"];
@@ -229,13 +245,22 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     config.boot_timeout_s = recipe.timeouts.boot_s;
     config.cell_timeout_s = recipe.timeouts.cell_s;
     config.remote_dir = options.remote_dir;
+    config.confine_to_host_cpus = plan.parallel;
     return config;
   };
 
+  // What a boot did, for the summary.
+  struct BootResult {
+    int ok = 0, failed = 0;
+    bool interrupted = false;
+  };
+
   // One boot for the cells of a group (share_boot): each cell gets its own records, samples,
-  // monitors and status; the boot's timings are recorded once, under boot_groups. Returns false
-  // when the run was interrupted.
-  auto run_group = [&](const std::vector<const plan::Cell*>& cells, int k) -> bool {
+  // monitors and status; the boot's timings are recorded once, under boot_groups.
+  // `alongside()`: the cell ids of the boots that ran at the same time (recipe parallel), known
+  // when the boot ends.
+  auto run_group = [&](const std::vector<const plan::Cell*>& cells, int k,
+                       const std::function<nlohmann::json()>& alongside) -> BootResult {
     const plan::Cell& first = *cells.front();
     nlohmann::json ids = nlohmann::json::array();
     std::vector<std::string> id_list;
@@ -265,7 +290,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     for (int vm = 0; vm < first.topology.vms; ++vm)
       for (const auto* c : cells) config.group_jobs[static_cast<size_t>(vm)].push_back(make_job(*c, recipe.monitors, vm));
 
-    ResultsObserver observer(*writer, id_list, progress);
+    ResultsObserver observer(*writer, id_list, progress, k);
     auto outcome = run_guests(*connection, config, observer);
     // Failed before any job could run (pinning, preparing the guests): no per-cell outcome.
     if (outcome.cells.size() != cells.size()) {
@@ -274,20 +299,19 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     }
 
     auto finished = utc_now();
-    writer->update_manifest({{"boot_groups", [&] {
-                                auto groups = writer->manifest().value("boot_groups", nlohmann::json::object());
-                                groups[key] = {{"cells", ids},
-                                               {"started", started},
-                                               {"finished", finished},
-                                               {"wall_s", outcome.wall_s},
-                                               {"ready_s", outcome.ready_s},
-                                               {"ok", outcome.ok},
-                                               {"error", outcome.error},
-                                               {"notes", outcome.notes},
-                                               {"disturbances", outcome.disturbances}};
-                                return groups;
-                              }()}});
-    int ok = 0, failed = 0;
+    const nlohmann::json others = alongside();
+    writer->set_manifest_entry("boot_groups", key,
+                               {{"cells", ids},
+                                {"started", started},
+                                {"finished", finished},
+                                {"wall_s", outcome.wall_s},
+                                {"ready_s", outcome.ready_s},
+                                {"ok", outcome.ok},
+                                {"error", outcome.error},
+                                {"notes", outcome.notes},
+                                {"disturbances", outcome.disturbances},
+                                {"ran_alongside", others}});
+    BootResult result;
     for (size_t j = 0; j < cells.size(); ++j) {
       const auto& c = outcome.cells[j];
       const auto& id = cells[j]->id;
@@ -305,33 +329,74 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                               {"notes", outcome.notes},
                               {"disturbances", outcome.disturbances},
                               {"error", c.error},
+                              {"ran_alongside", others},
                               {"boot_group", {{"id", key}, {"cells", ids}, {"job", j}}}};
       // A cell's wall time in a shared boot is its own job's span; the boot is the group's.
       if (c.job_s >= 0) extra["wall_s"] = c.job_s;
       record_host_cpu(extra, c.host_cpu, id);
       if (!c.ok) extra["console_tail"] = outcome.console_tail;
       writer->set_cell_status(id, c.ok ? "ok" : "failed", extra);
-      (c.ok ? ok : failed)++;
+      (c.ok ? result.ok : result.failed)++;
     }
-    summary.ok += ok;
-    summary.failed += failed;
     if (outcome.interrupted) {
       writer->update_manifest({{"interrupted", utc_now()}});
-      progress.end_cell("interrupted", "finish the run with --resume", static_cast<int>(cells.size()));
-      summary.interrupted = true;
-      return false;
+      progress.end_cell(k, "interrupted", "finish the run with --resume", static_cast<int>(cells.size()));
+      result.interrupted = true;
+      return result;
     }
-    std::string detail =
-        fmt::format("{} of {} cells ok, {}", ok, cells.size(), ready_text(outcome.ready_s));
-    progress.end_cell(failed ? "FAILED" : "ok", detail, static_cast<int>(cells.size()));
+    std::string detail = fmt::format("{} of {} cells ok, {}{}", result.ok, cells.size(), ready_text(outcome.ready_s),
+                                     alongside_text(others));
+    progress.end_cell(k, result.failed ? "FAILED" : "ok", detail, static_cast<int>(cells.size()));
     for (size_t j = 0; j < cells.size(); ++j) {
       const auto& c = outcome.cells[j];
       fmt::print(stderr, "  {} {}: {}{}\n", cells[j]->id, cells[j]->benchmark.name, c.ok ? "ok" : "FAILED",
                  c.ok ? fmt::format(" (job {:.1f} s)", c.job_s) : ": " + c.error);
     }
     for (const auto& d : outcome.disturbances) fmt::print(stderr, "  disturbed: {}\n", d);
-    if (failed && !outcome.console_tail.empty()) fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
-    return true;
+    if (result.failed && !outcome.console_tail.empty()) fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
+    return result;
+  };
+
+  // A boot of one cell.
+  auto run_cell = [&](const plan::Cell& cell, int k, const std::function<nlohmann::json()>& alongside) -> BootResult {
+    std::string label = cell.variant.name + " " + cell.topology.name + " " + cell.benchmark.name + " [" + cell.id + "]";
+    progress.start_cell(k, label);
+    auto started = utc_now();
+    writer->set_cell_status(cell.id, "running", {{"started", started}});
+
+    SessionConfig config = session_config(cell);
+    ResultsObserver observer(*writer, {cell.id}, progress, k);
+    auto outcome = run_guests(*connection, config, observer);
+    BootResult result;
+    if (outcome.interrupted) {
+      writer->reset_cell(cell.id);
+      writer->update_manifest({{"interrupted", utc_now()}});
+      progress.end_cell(k, "interrupted", "finish the run with --resume");
+      result.interrupted = true;
+      return result;
+    }
+    const nlohmann::json others = alongside();
+    nlohmann::json extra = {{"started", started},
+                            {"finished", utc_now()},
+                            {"wall_s", outcome.wall_s},
+                            {"bench_s", outcome.bench_s},
+                            {"ready_s", outcome.ready_s},
+                            {"guest_topology", outcome.guest_topology},
+                            {"kernel_cmdline", kernel_cmdline_text(cell)},
+                            {"notes", outcome.notes},
+                            {"disturbances", outcome.disturbances},
+                            {"ran_alongside", others},
+                            {"error", outcome.error}};
+    record_host_cpu(extra, outcome.host_cpu, cell.id);
+    if (!outcome.ok) extra["console_tail"] = outcome.console_tail;
+    writer->set_cell_status(cell.id, outcome.ok ? "ok" : "failed", extra);
+    (outcome.ok ? result.ok : result.failed)++;
+    std::string detail = (outcome.ok ? ready_text(outcome.ready_s) : outcome.error) + alongside_text(others);
+    progress.end_cell(k, outcome.ok ? "ok" : "FAILED", detail);
+    for (const auto& d : outcome.disturbances) fmt::print(stderr, "  disturbed: {}\n", d);
+    if (!outcome.ok && !outcome.console_tail.empty())
+      fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
+    return result;
   };
 
   // Which cells run: a resumed run skips the finished ones (ok, and failed unless retry_failed:
@@ -368,50 +433,73 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     position.push_back(k);
   }
 
-  for (const auto& members : plan::boot_groups(runnable, plan.share_boot)) {
-    if (members.size() > 1) {
-      std::vector<const plan::Cell*> cells;
-      for (size_t i : members) cells.push_back(&runnable[i]);
-      if (!run_group(cells, position[members.front()])) break;
-      continue;
-    }
-    const plan::Cell& cell = runnable[members.front()];
-    k = position[members.front()];
-
-    std::string label = cell.variant.name + " " + cell.topology.name + " " + cell.benchmark.name + " [" + cell.id + "]";
-    progress.start_cell(k, label);
-    auto started = utc_now();
-    writer->set_cell_status(cell.id, "running", {{"started", started}});
-
-    SessionConfig config = session_config(cell);
-    ResultsObserver observer(*writer, {cell.id}, progress);
-    auto outcome = run_guests(*connection, config, observer);
-    if (outcome.interrupted) {
-      writer->reset_cell(cell.id);
-      writer->update_manifest({{"interrupted", utc_now()}});
-      progress.end_cell("interrupted", "finish the run with --resume");
+  // The boots, one at a time in plan order; with recipe parallel, a boot starts while others run
+  // when plan::BootSchedule allows it (disjoint host CPUs, no shared benchmark), each on a thread
+  // of its own. An interrupted boot stops the schedule: the running ones end (they see the same
+  // interrupt), no new one starts.
+  plan::BootSchedule schedule(plan::make_boots(runnable, plan.share_boot), plan.parallel);
+  std::mutex schedule_mutex;
+  std::condition_variable boot_ended;
+  std::vector<std::set<size_t>> overlapped(schedule.size());  // per boot: the boots that ran with it
+  std::exception_ptr boot_error;
+  auto run_boot = [&](size_t b) {
+    const auto& members = schedule.boot(b).cells;
+    auto alongside = [&, b] {
+      std::lock_guard lock(schedule_mutex);
+      nlohmann::json ids = nlohmann::json::array();
+      for (size_t o : overlapped[b])
+        for (size_t i : schedule.boot(o).cells) ids.push_back(runnable[i].id);
+      return ids;
+    };
+    const int at = position[members.front()];
+    if (members.size() == 1) return run_cell(runnable[members.front()], at, alongside);
+    std::vector<const plan::Cell*> cells;
+    for (size_t i : members) cells.push_back(&runnable[i]);
+    return run_group(cells, at, alongside);
+  };
+  auto account = [&](const BootResult& r) {
+    summary.ok += r.ok;
+    summary.failed += r.failed;
+    if (r.interrupted) {
       summary.interrupted = true;
-      break;
+      schedule.stop();
     }
-    nlohmann::json extra = {{"started", started},
-                            {"finished", utc_now()},
-                            {"wall_s", outcome.wall_s},
-                            {"bench_s", outcome.bench_s},
-                            {"ready_s", outcome.ready_s},
-                            {"guest_topology", outcome.guest_topology},
-                            {"kernel_cmdline", kernel_cmdline_text(cell)},
-                            {"notes", outcome.notes},
-                            {"disturbances", outcome.disturbances},
-                            {"error", outcome.error}};
-    record_host_cpu(extra, outcome.host_cpu, cell.id);
-    if (!outcome.ok) extra["console_tail"] = outcome.console_tail;
-    writer->set_cell_status(cell.id, outcome.ok ? "ok" : "failed", extra);
-    (outcome.ok ? summary.ok : summary.failed)++;
-    std::string detail = outcome.ok ? ready_text(outcome.ready_s) : outcome.error;
-    progress.end_cell(outcome.ok ? "ok" : "FAILED", detail);
-    for (const auto& d : outcome.disturbances) fmt::print(stderr, "  disturbed: {}\n", d);
-    if (!outcome.ok && !outcome.console_tail.empty())
-      fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
+  };
+  if (!plan.parallel) {
+    while (auto b = schedule.next()) {
+      account(run_boot(*b));
+      schedule.finished(*b);
+    }
+  } else {
+    std::vector<std::thread> threads;
+    std::unique_lock lock(schedule_mutex);
+    while (!schedule.done()) {
+      while (auto b = schedule.next()) {
+        for (size_t r : schedule.running())
+          if (r != *b) overlapped[r].insert(*b), overlapped[*b].insert(r);
+        threads.emplace_back([&, b = *b] {
+          BootResult r;
+          std::exception_ptr error;
+          try {
+            r = run_boot(b);
+          } catch (...) {
+            error = std::current_exception();
+          }
+          std::lock_guard done(schedule_mutex);
+          account(r);
+          if (error) {
+            if (!boot_error) boot_error = error;
+            schedule.stop();
+          }
+          schedule.finished(b);
+          boot_ended.notify_all();
+        });
+      }
+      if (!schedule.done()) boot_ended.wait(lock);
+    }
+    lock.unlock();
+    for (auto& t : threads) t.join();
+    if (boot_error) std::rethrow_exception(boot_error);
   }
   std::error_code ec;
   std::filesystem::remove_all(work, ec);

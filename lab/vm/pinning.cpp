@@ -33,12 +33,12 @@ std::vector<HostCore> cores_in(const std::vector<int>& set, const HostTopology& 
   return out;
 }
 
-// Emulator threads: on host CPUs outside the experiment's set if there are any, else on
-// allowed CPUs no vCPU is pinned to, else alongside the VM's own vCPUs.
+// Emulator threads: on host CPUs outside the experiment's set if there are any (unless confined
+// to it), else on allowed CPUs no vCPU is pinned to, else alongside the VM's own vCPUs.
 void place_emulators(PinPlan& plan, const std::vector<int>& set, const std::set<int>& used,
-                     const HostTopology& host, bool has_set) {
+                     const HostTopology& host, bool has_set, bool confine) {
   std::vector<int> outside;
-  if (has_set)
+  if (has_set && !confine)
     for (int id : host.ids())
       if (!std::count(set.begin(), set.end(), id)) outside.push_back(id);
   std::vector<int> spare;
@@ -136,7 +136,7 @@ PinPlan plan_pinning(const PinRequest& req, const HostTopology& host) {
           "siblings share: host cores here have fewer threads than the guest's {} per core, so "
           "each virtual core's threads time-share one host core, as hyperthreads share a core ({})",
           t.threads, fmt::join(shared_cores, ", ")));
-    place_emulators(plan, set, used, host, has_set);
+    place_emulators(plan, set, used, host, has_set, req.confine_emulators);
     return plan;
   }
 
@@ -145,6 +145,10 @@ PinPlan plan_pinning(const PinRequest& req, const HostTopology& host) {
       if (has_set) {
         for (auto& vm : plan.vms) vm.vcpus.assign(per_vm, all);
         plan.notes.push_back("no pinning: vCPUs float over host CPUs " + all);
+        if (req.confine_emulators) {
+          for (auto& vm : plan.vms) vm.emulator = all;
+          plan.notes.push_back("emulator threads confined to host CPUs " + all);
+        }
       }
       return plan;
     case PinPolicy::vcpu: {
@@ -160,7 +164,7 @@ PinPlan plan_pinning(const PinRequest& req, const HostTopology& host) {
           vm.vcpus.push_back(std::to_string(set[next]));
           used.insert(set[next++]);
         }
-      place_emulators(plan, set, used, host, has_set);
+      place_emulators(plan, set, used, host, has_set, req.confine_emulators);
       return plan;
     }
     case PinPolicy::shared: {
@@ -170,7 +174,7 @@ PinPlan plan_pinning(const PinRequest& req, const HostTopology& host) {
                                          set.size(), all));
       // Every allowed CPU runs vCPUs; emulators go outside the set when there is room.
       std::set<int> used(set.begin(), set.end());
-      place_emulators(plan, set, used, host, has_set);
+      place_emulators(plan, set, used, host, has_set, req.confine_emulators);
       return plan;
     }
     case PinPolicy::core: break;  // handled above

@@ -24,6 +24,9 @@ struct PinRequest {
   VcpuTopology topology;       // per VM
   std::vector<int> host_cpus;  // empty: every online host CPU
   PinPolicy policy = PinPolicy::none;
+  // Keep the emulator threads inside host_cpus (on spare CPUs of the set, else with the vCPUs)
+  // instead of outside it: when other guests run on the other host CPUs (recipe parallel).
+  bool confine_emulators = false;
 };
 
 struct VmPinning {

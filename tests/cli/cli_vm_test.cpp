@@ -342,3 +342,65 @@ TEST_CASE("share_boot: a benchmark that fails fails only its cell, the next one 
   CHECK(group["ok"] == true);
   CHECK(group["cells"].size() == 2);
 }
+
+TEST_CASE("parallel: boots on disjoint host CPUs overlap, never two of one benchmark, each guest kept on its CPU") {
+  auto dir = fresh_dir("parallel") / "run";
+  auto plan = run_smtlab({"plan", test_recipe("parallel.yaml")});
+  INFO(plan.err);
+  REQUIRE(plan.status == 0);
+  CHECK(plan.out.find("\nparallel: 4 boots in 2 waves") != std::string::npos);
+
+  auto r = run_smtlab({"run", test_recipe("parallel.yaml"), "-o", dir.string()});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto m = read_json(dir / "manifest.json");
+  CHECK(m["parallel"] == true);
+  REQUIRE(m["cells"].size() == 4);
+  struct Seen {
+    std::string id, topology, benchmark, started, finished;
+    std::set<std::string> alongside;
+  };
+  std::vector<Seen> cells;
+  for (const auto& c : m["cells"]) {
+    INFO(c.dump());
+    REQUIRE(c["status"] == "ok");
+    Seen s{c["id"], c["topology"], c["benchmark"], c["started"], c["finished"], {}};
+    for (const auto& id : c["ran_alongside"]) s.alongside.insert(id.get<std::string>());
+    // The guest and its emulator threads stay on the topology's one host CPU, and the host CPU
+    // account is of that CPU.
+    const std::string cpu = s.topology == "cpu0" ? "0" : "1";
+    CHECK(c["host_cpu"]["cpus"] == cpu);
+    bool confined = false;
+    for (const auto& n : c["notes"]) {
+      CHECK(n.get<std::string>().find("outside the experiment's set") == std::string::npos);
+      confined = confined || n.get<std::string>().find("share its vCPUs' CPUs") != std::string::npos;
+    }
+    CHECK(confined);
+    cells.push_back(std::move(s));
+  }
+  // Plan order: spin-a on cpu0, spin-a on cpu1, spin-b on cpu0, spin-b on cpu1.
+  REQUIRE(cells[0].benchmark == "spin-a");
+  REQUIRE(cells[3].topology == "cpu1");
+  auto overlap = [](const Seen& a, const Seen& b) { return a.started < b.finished && b.started < a.finished; };
+  // Each boot takes several seconds, and the times are whole seconds (ISO 8601 UTC, comparable
+  // as text): the pairs of a wave overlap, the cells of one benchmark do not.
+  CHECK(overlap(cells[0], cells[3]));
+  CHECK(overlap(cells[1], cells[2]));
+  CHECK_FALSE(overlap(cells[0], cells[1]));
+  CHECK_FALSE(overlap(cells[2], cells[3]));
+  CHECK(cells[0].alongside == std::set<std::string>{cells[3].id});
+  CHECK(cells[3].alongside == std::set<std::string>{cells[0].id});
+  CHECK(cells[1].alongside == std::set<std::string>{cells[2].id});
+  CHECK(r.err.find("ran alongside " + cells[3].id) != std::string::npos);
+  for (const auto& c : cells) CHECK(qemu_processes("smtlab-" + c.id).empty());
+
+  auto compared = run_smtlab({"compare", dir.string()});
+  INFO(compared.err);
+  REQUIRE(compared.status == 0);
+  // One table per benchmark, a column per topology (the header splits eevdf-cpu0 at its '-').
+  CHECK(compared.out.find("\nspin-a\n") != std::string::npos);
+  CHECK(compared.out.find("\nspin-b\n") != std::string::npos);
+  CHECK(compared.out.find("cpu0") != std::string::npos);
+  CHECK(compared.out.find("cpu1") != std::string::npos);
+  CHECK(row_labels(compared.out).size() >= 4);  // Amean and Stddev of elapsed-s, per table
+}

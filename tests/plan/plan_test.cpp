@@ -6,6 +6,7 @@
 #include <set>
 
 #include "plan/plan.hpp"
+#include "plan/schedule.hpp"
 #include "recipe/recipe_loader.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -347,4 +348,68 @@ TEST_CASE("with share_boot the cells of one kernel, variant and topology form a 
   Plan s = make_plan(shared, half);
   for (const auto& g : boot_groups(s.cells, true))
     for (size_t i : g) CHECK(boot_group_key(s.cells[i]) == boot_group_key(s.cells[g[0]]));
+}
+
+namespace {
+Boot boot_on(std::vector<int> cpus, std::set<std::string> benchmarks, std::vector<size_t> cells = {0}) {
+  return Boot{std::move(cells), std::move(cpus), std::move(benchmarks)};
+}
+}  // namespace
+
+TEST_CASE("boots overlap only on disjoint named host CPUs and with no benchmark in common") {
+  CHECK(may_run_together(boot_on({0}, {"kernbench"}), boot_on({1}, {"chat"})));
+  CHECK_FALSE(may_run_together(boot_on({0}, {"kernbench"}), boot_on({1}, {"kernbench"})));  // compared cells
+  CHECK_FALSE(may_run_together(boot_on({0, 1}, {"kernbench"}), boot_on({1, 2}, {"chat"})));  // CPU 1 in both
+  CHECK_FALSE(may_run_together(boot_on({}, {"kernbench"}), boot_on({1}, {"chat"})));        // the whole host
+  CHECK_FALSE(may_run_together(boot_on({0}, {"kernbench", "chat"}), boot_on({1}, {"chat"})));  // a shared boot
+}
+
+TEST_CASE("the boot schedule starts what fits, in plan order, and nothing else until a boot ends") {
+  // a: CPU 0 kernbench, b: CPU 1 kernbench, c: CPU 0 chat, d: CPU 1 chat, e: the whole host.
+  std::vector<Boot> boots = {boot_on({0}, {"kernbench"}), boot_on({1}, {"kernbench"}), boot_on({0}, {"chat"}),
+                             boot_on({1}, {"chat"}), boot_on({}, {"hackbench"})};
+  SECTION("parallel") {
+    BootSchedule s(boots, true);
+    CHECK(s.next() == 0u);
+    CHECK(s.next() == 3u);  // b shares kernbench with a, c CPU 0 with a: d goes first
+    CHECK_FALSE(s.next());
+    s.finished(0);
+    CHECK_FALSE(s.next());  // b needs d's CPU 1; c would run chat next to d's chat
+    s.finished(3);
+    CHECK(s.next() == 1u);
+    CHECK(s.next() == 2u);  // c: CPU 0, chat, next to b's CPU 1, kernbench
+    CHECK(s.running() == std::vector<size_t>{1, 2});
+    CHECK_FALSE(s.next());  // e needs the whole host
+    s.finished(2);
+    s.finished(1);
+    CHECK(s.next() == 4u);
+    CHECK_FALSE(s.done());
+    s.finished(4);
+    CHECK(s.done());
+  }
+  SECTION("one at a time without parallel, in plan order") {
+    BootSchedule s(boots, false);
+    for (size_t i = 0; i < boots.size(); ++i) {
+      CHECK(s.next() == i);
+      CHECK_FALSE(s.next());
+      s.finished(i);
+    }
+    CHECK_FALSE(s.next());
+    CHECK(s.done());
+  }
+  SECTION("stop: no boot starts after an interrupt, and done once the running ones end") {
+    BootSchedule s(boots, true);
+    CHECK(s.next() == 0u);
+    CHECK(s.next() == 3u);
+    s.stop();
+    s.finished(0);
+    CHECK_FALSE(s.next());
+    CHECK_FALSE(s.done());
+    s.finished(3);
+    CHECK(s.done());
+  }
+  SECTION("waves for smtlab plan") {
+    CHECK(schedule_waves(boots, true) == std::vector<std::vector<size_t>>{{0, 3}, {1, 2}, {4}});
+    CHECK(schedule_waves(boots, false).size() == 5);
+  }
 }

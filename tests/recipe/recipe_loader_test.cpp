@@ -364,18 +364,26 @@ TEST_CASE("a command benchmark keeps its argv verbatim, and a bad 'run' is a loc
   CHECK(error_of(r).find("5:43: error: unknown key 'groups' in command benchmark") != std::string::npos);
 }
 
-TEST_CASE("share_boot is a top-level true/false, false by default, and a wrong value is a located error") {
+TEST_CASE("share_boot and parallel are top-level true/false, false by default, and a wrong value is a located error") {
   TempDir tmp;
   const std::string head =
       "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
       "image: {name: i}\n" + kMinimalTail;
   auto r = tmp.write("r.yaml", head);
   CHECK_FALSE(load_recipe(r).share_boot);
-  tmp.write("r.yaml", head + "share_boot: true\n");
-  CHECK(load_recipe(r).share_boot);
-  tmp.write("r.yaml", head + "share_boot: off\n");
-  CHECK_FALSE(load_recipe(r).share_boot);
-  tmp.write("r.yaml", head + "share_boot: [true]\n");
-  CHECK(error_of(r).rfind((tmp.path / "r.yaml").string() + ":6:13: error: 'share_boot' must be true or false", 0) == 0);
+  CHECK_FALSE(load_recipe(r).parallel);
+  for (std::string key : {"share_boot", "parallel"}) {
+    INFO(key);
+    auto value = [&](const Recipe& recipe) { return key == "share_boot" ? recipe.share_boot : recipe.parallel; };
+    tmp.write("r.yaml", head + key + ": true\n");
+    CHECK(value(load_recipe(r)));
+    tmp.write("r.yaml", head + key + ": off\n");
+    CHECK_FALSE(value(load_recipe(r)));
+    tmp.write("r.yaml", head + key + ": [true]\n");
+    CHECK(error_of(r).rfind((tmp.path / "r.yaml").string() + ":6:" + std::to_string(key.size() + 3) + ": error: '" + key +
+                                "' must be true or false",
+                            0) == 0);
+  }
   CHECK(load_recipe(kSource / "recipes/smoke.yaml").share_boot);  // documented there, on
+  CHECK_FALSE(load_recipe(kSource / "recipes/smoke.yaml").parallel);  // documented there, off
 }

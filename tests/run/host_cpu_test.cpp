@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <thread>
 
 #include "run/host_cpu.hpp"
 
@@ -21,9 +22,9 @@ TEST_CASE("utime + stime from /proc/<pid>/stat, whatever the command name holds"
 }
 
 TEST_CASE("the share of the host: guests, smtlab, others and steal", "[host_cpu]") {
-  HostCpuSample a{1000, 200, 10, 100, 5};
+  HostCpuSample a{1000, 200, 10, 100, 5, ""};
   SECTION("a host given to the guests: not disturbed") {
-    HostCpuSample b{2000, 1150, 10, 1050, 15};  // over 1000 ticks: busy 95 %, all of it the guests
+    HostCpuSample b{2000, 1150, 10, 1050, 15, ""};  // over 1000 ticks: busy 95 %, all of it the guests
     auto s = host_cpu_share(a, b);
     REQUIRE(s);
     CHECK(s->busy_pct == Approx(95));
@@ -33,7 +34,7 @@ TEST_CASE("the share of the host: guests, smtlab, others and steal", "[host_cpu]
     CHECK_FALSE(host_disturbance(*s));
   }
   SECTION("another process took a quarter of the host") {
-    HostCpuSample b{2000, 1190, 10, 900, 15};  // busy 99 %, guests 80 %, smtlab 1 %, other 18 %
+    HostCpuSample b{2000, 1190, 10, 900, 15, ""};  // busy 99 %, guests 80 %, smtlab 1 %, other 18 %
     auto s = host_cpu_share(a, b);
     REQUIRE(s);
     CHECK(s->other_pct == Approx(18));
@@ -46,7 +47,7 @@ TEST_CASE("the share of the host: guests, smtlab, others and steal", "[host_cpu]
     CHECK(j["guests_pct"] == 80.0);
   }
   SECTION("the hypervisor under the host took time (steal)") {
-    HostCpuSample b{2000, 1000, 110, 880, 5};  // 10 % steal
+    HostCpuSample b{2000, 1000, 110, 880, 5, ""};  // 10 % steal
     auto s = host_cpu_share(a, b);
     REQUIRE(s);
     CHECK(s->steal_pct == Approx(10));
@@ -56,7 +57,7 @@ TEST_CASE("the share of the host: guests, smtlab, others and steal", "[host_cpu]
   }
   SECTION("no time passed, or counters that went backwards: no account") {
     CHECK_FALSE(host_cpu_share(a, a));
-    HostCpuSample b{2000, 100, 10, 100, 5};
+    HostCpuSample b{2000, 100, 10, 100, 5, ""};
     CHECK_FALSE(host_cpu_share(a, b));
   }
 }
@@ -76,4 +77,33 @@ TEST_CASE("sampling this host: this process's own CPU time is counted as smtlab'
   auto s = host_cpu_share(*a, *b);
   REQUIRE(s);
   CHECK(s->busy_pct > 0);
+}
+
+TEST_CASE("a share of some host CPUs (guests confined to them) says which, and never mixes with another", "[host_cpu]") {
+  HostCpuSample a{1000, 200, 10, 100, 5, "1"};
+  HostCpuSample b{2000, 1190, 10, 900, 15, "1"};
+  auto s = host_cpu_share(a, b);
+  REQUIRE(s);
+  CHECK(s->cpus == "1");
+  auto d = host_disturbance(*s);
+  REQUIRE(d);
+  CHECK(d->find("other processes used 18 % of host CPUs 1 while") != std::string::npos);
+  CHECK(to_json(*s)["cpus"] == "1");
+  CHECK_FALSE(to_json(*host_cpu_share({1000, 200, 10, 100, 5, ""}, {2000, 1190, 10, 900, 15, ""})).contains("cpus"));
+  // Samples of different CPU sets (or one of the whole host) are no account.
+  HostCpuSample whole{2000, 1190, 10, 900, 15, ""};
+  CHECK_FALSE(host_cpu_share(a, whole));
+}
+
+TEST_CASE("sampling host CPU 0 alone: its ticks only, fewer than the whole host's on a bigger host", "[host_cpu]") {
+  auto all = sample_host_cpu({});
+  auto cpu0 = sample_host_cpu({}, {0});
+  REQUIRE(all);
+  REQUIRE(cpu0);
+  CHECK(cpu0->cpus == "0");
+  CHECK(all->cpus.empty());
+  CHECK(cpu0->total > 0);
+  if (std::thread::hardware_concurrency() > 1) CHECK(cpu0->total < all->total);
+  // A CPU this host does not have: no sample rather than a wrong one.
+  CHECK_FALSE(sample_host_cpu({}, {100000}));
 }

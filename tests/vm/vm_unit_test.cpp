@@ -3,11 +3,13 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include "util/error.hpp"
@@ -329,6 +331,26 @@ TEST_CASE("pinning on an 8-CPU host with 4 cores x 2 threads", "[pinning]") {
     CHECK(p.vms[0].vcpus == std::vector<std::string>{"2-3", "2-3"});
     CHECK(p.vms[0].emulator.empty());
   }
+  SECTION("confined (recipe parallel): every thread of the guest stays inside its host CPUs") {
+    r.confine_emulators = true;
+    r.topology = {1, 1, 2, 1};
+    r.host_cpus = {2, 3};
+    auto p = plan_pinning(r, host);  // none: emulators float over the set as the vCPUs do
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"2-3", "2-3"});
+    CHECK(p.vms[0].emulator == "2-3");
+    r.policy = PinPolicy::vcpu;
+    r.topology = {1, 1, 1, 1};
+    p = plan_pinning(r, host);  // a spare CPU of the set takes them
+    CHECK(p.vms[0].vcpus == std::vector<std::string>{"2"});
+    CHECK(p.vms[0].emulator == "3");
+    r.topology = {1, 1, 2, 1};
+    p = plan_pinning(r, host);  // nothing spare: alongside the vCPUs, not on CPUs 0-1,4-7
+    CHECK(p.vms[0].emulator == "2-3");
+    r.policy = PinPolicy::shared;
+    r.vms = 2;
+    p = plan_pinning(r, host);
+    CHECK(p.vms[1].emulator == "2-3");
+  }
 }
 
 TEST_CASE("console scanning finds panics, oopses, BUGs and init errors with their lines", "[console]") {
@@ -514,11 +536,13 @@ TEST_CASE("host checks find QEMU and say which accelerator guests get", "[doctor
   CHECK(checks[0].ok == std::filesystem::exists("/usr/bin/qemu-system-x86_64"));
   // Guests get KVM when /dev/kvm is usable and is not PVM (unless SMTLAB_ACCEL says otherwise).
   const char* env = getenv("SMTLAB_ACCEL");
-  bool kvm = access("/dev/kvm", R_OK | W_OK) == 0 && !host_kvm_is_pvm() &&
-             (env == nullptr || std::string(env) != "tcg");
+  const bool usable = access("/dev/kvm", R_OK | W_OK) == 0;
+  bool kvm = usable && !host_kvm_is_pvm() && (env == nullptr || std::string(env) != "tcg");
   CHECK(checks[2].name == "kvm");
   CHECK(checks[2].warning == !kvm);
-  if (host_kvm_is_pvm() && env == nullptr) CHECK(checks[2].detail.find("PVM") != std::string::npos);
+  // A usable PVM /dev/kvm is refused by name (without any /dev/kvm, there is nothing to refuse).
+  if (usable && host_kvm_is_pvm() && env == nullptr) CHECK(checks[2].detail.find("PVM") != std::string::npos);
+  if (!std::filesystem::exists("/dev/kvm")) CHECK(checks[2].detail.find("no /dev/kvm") != std::string::npos);
 }
 
 // Last: it leaves this process marked as interrupted.
@@ -610,25 +634,18 @@ int parent_of(pid_t pid) {  // from /proc/<pid>/stat; -1 when gone
   if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) != 2) return -1;
   return ppid;
 }
-}  // namespace
 
-TEST_CASE("the QEMU reaper adopts a daemonized process, reaps it when it exits and keeps its CPU time, and nothing else") {
-  become_qemu_reaper();
-  // Started the way libvirt starts QEMU: the intermediate process exits at once.
-  int pid_pipe[2], go_pipe[2];
+// A process started the way libvirt starts QEMU (daemonized: the intermediate process exits at
+// once, so the grandchild is adopted by the nearest subreaper) running `body`; returns its pid.
+pid_t daemonize(const std::function<void()>& body) {
+  int pid_pipe[2];
   REQUIRE(pipe(pid_pipe) == 0);
-  REQUIRE(pipe(go_pipe) == 0);
   pid_t mid = fork();
   REQUIRE(mid >= 0);
   if (mid == 0) {
     pid_t daemon = fork();
     if (daemon == 0) {
-      char c;
-      (void)!read(go_pipe[0], &c, 1);  // until the test lets it exit
-      timespec t0{}, t{};
-      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
-      do clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);  // 100 ms of CPU, as a guest's QEMU uses some
-      while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1'000'000 < 100);
+      body();
       _exit(0);
     }
     (void)!write(pid_pipe[1], &daemon, sizeof daemon);
@@ -637,6 +654,24 @@ TEST_CASE("the QEMU reaper adopts a daemonized process, reaps it when it exits a
   pid_t daemon = -1;
   REQUIRE(read(pid_pipe[0], &daemon, sizeof daemon) == sizeof daemon);
   REQUIRE(waitpid(mid, nullptr, 0) == mid);
+  close(pid_pipe[0]);
+  close(pid_pipe[1]);
+  return daemon;
+}
+}  // namespace
+
+TEST_CASE("the QEMU reaper adopts a daemonized process, reaps it when it exits and keeps its CPU time, and nothing else") {
+  become_qemu_reaper();
+  int go_pipe[2];
+  REQUIRE(pipe(go_pipe) == 0);
+  const pid_t daemon = daemonize([&] {
+    char c;
+    (void)!read(go_pipe[0], &c, 1);  // until the test lets it exit
+    timespec t0{}, t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    do clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);  // 100 ms of CPU, as a guest's QEMU uses some
+    while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1'000'000 < 100);
+  });
   CHECK(parent_of(daemon) == getpid());  // re-parented to us, not to PID 1
 
   pid_t direct = fork();  // a child of ours the reaper is not told about
@@ -661,5 +696,5 @@ TEST_CASE("the QEMU reaper adopts a daemonized process, reaps it when it exits a
   REQUIRE(waitpid(direct, &status, 0) == direct);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 7);
-  for (int fd : {pid_pipe[0], pid_pipe[1], go_pipe[0], go_pipe[1]}) close(fd);
+  for (int fd : {go_pipe[0], go_pipe[1]}) close(fd);
 }
