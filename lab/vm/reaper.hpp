@@ -5,7 +5,9 @@
 // 15 s, until that pid no longer exists. An exited QEMU stays a zombie until its new parent
 // reaps it: a container whose PID 1 is smtlab itself never does (every teardown then takes 15 s
 // and fails), and some sandboxes' PID 1 reaps only every ~2 s (1-1.7 s per guest measured here).
-// So smtlab makes itself the subreaper of its QEMUs and reaps exactly those, no other process.
+// So smtlab makes itself the subreaper of its QEMUs and reaps exactly those, no other process:
+// the registered guests' and the QEMUs libvirt starts to probe capabilities (an exited child
+// whose command is qemu-system-*; libvirt waited 15 s for each probe's zombie otherwise).
 #include <cstdint>
 #include <optional>
 
