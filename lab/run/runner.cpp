@@ -128,6 +128,16 @@ std::string ready_text(const std::vector<double>& ready_s) {
                              : fmt::format("all {} agents ready after {:.1f} s", ready_s.size(), last);
 }
 
+// A cell measured while other boots ran (recipe parallel) is disturbed by them as much as by any
+// other process: they share caches, memory and the host (BENCHMARKS.md, session 10), so the
+// comparison lists it.
+void record_alongside(nlohmann::json& extra, const nlohmann::json& others) {
+  if (others.empty()) return;
+  std::string ids;
+  for (const auto& id : others) ids += (ids.empty() ? "" : ", ") + id.get<std::string>();
+  extra["disturbances"].push_back("ran alongside cell(s) " + ids + " (other boots on other host CPUs: recipe parallel)");
+}
+
 // " (ran alongside 1a2b3c4d5e6f, ...)" for the end-of-cell line; "" when it ran alone.
 std::string alongside_text(const nlohmann::json& ids) {
   if (ids.empty()) return "";
@@ -334,6 +344,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
       // A cell's wall time in a shared boot is its own job's span; the boot is the group's.
       if (c.job_s >= 0) extra["wall_s"] = c.job_s;
       record_host_cpu(extra, c.host_cpu, id);
+      record_alongside(extra, others);
       if (!c.ok) extra["console_tail"] = outcome.console_tail;
       writer->set_cell_status(id, c.ok ? "ok" : "failed", extra);
       (c.ok ? result.ok : result.failed)++;
@@ -388,6 +399,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                             {"ran_alongside", others},
                             {"error", outcome.error}};
     record_host_cpu(extra, outcome.host_cpu, cell.id);
+    record_alongside(extra, others);
     if (!outcome.ok) extra["console_tail"] = outcome.console_tail;
     writer->set_cell_status(cell.id, outcome.ok ? "ok" : "failed", extra);
     (outcome.ok ? result.ok : result.failed)++;

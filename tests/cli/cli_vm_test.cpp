@@ -403,4 +403,7 @@ TEST_CASE("parallel: boots on disjoint host CPUs overlap, never two of one bench
   CHECK(compared.out.find("cpu0") != std::string::npos);
   CHECK(compared.out.find("cpu1") != std::string::npos);
   CHECK(row_labels(compared.out).size() >= 4);  // Amean and Stddev of elapsed-s, per table
+  // Every cell ran next to another boot: the comparison lists it as disturbed, naming the other.
+  CHECK(compared.out.find("disturbed: eevdf-cpu0 (cell " + cells[0].id + "): ran alongside cell(s) " + cells[3].id) !=
+        std::string::npos);
 }
