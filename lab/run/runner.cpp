@@ -131,20 +131,21 @@ std::string ready_text(const std::vector<double>& ready_s) {
 // A cell measured while other boots ran (recipe parallel) is disturbed by them as much as by any
 // other process: they share caches, memory and the host (BENCHMARKS.md, session 10), so the
 // comparison lists it.
-void record_alongside(nlohmann::json& extra, const nlohmann::json& others) {
-  if (others.empty()) return;
-  std::string ids;
-  for (const auto& id : others) ids += (ids.empty() ? "" : ", ") + id.get<std::string>();
-  extra["disturbances"].push_back("ran alongside cell(s) " + ids + " (other boots on other host CPUs: recipe parallel)");
-}
-
-// " (ran alongside 1a2b3c4d5e6f, ...)" for the end-of-cell line; "" when it ran alone.
-std::string alongside_text(const nlohmann::json& ids) {
-  if (ids.empty()) return "";
+// "1a2b3c4d5e6f, 7b1c..." of a JSON array of cell ids.
+std::string joined_ids(const nlohmann::json& ids) {
   std::string out;
   for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id.get<std::string>();
-  return ", ran alongside " + out;
+  return out;
 }
+
+void record_alongside(nlohmann::json& extra, const nlohmann::json& others) {
+  if (others.empty()) return;
+  extra["disturbances"].push_back("ran alongside cell(s) " + joined_ids(others) +
+                                  " (other boots on other host CPUs: recipe parallel)");
+}
+
+// ", ran alongside 1a2b3c4d5e6f, ..." for the end-of-cell line; "" when it ran alone.
+std::string alongside_text(const nlohmann::json& ids) { return ids.empty() ? "" : ", ran alongside " + joined_ids(ids); }
 
 }  // namespace
 
