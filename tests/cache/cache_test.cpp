@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cache/cache.hpp"
+#include "scratch.hpp"
 #include "util/files.hpp"
 
 namespace fs = std::filesystem;
@@ -15,13 +16,6 @@ using smtlab::cache::Cache;
 using smtlab::cache::Verify;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("smtlab-cache-test-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 void put(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -31,7 +25,7 @@ void put(const fs::path& p, const std::string& text) {
 }  // namespace
 
 TEST_CASE("a built entry is published and then hit") {
-  Cache cache(fresh_dir("hit"));
+  Cache cache(smtlab::test::scratch_dir("hit"));
   int builds = 0;
   auto build = [&](const fs::path& tmp) {
     ++builds;
@@ -55,7 +49,7 @@ TEST_CASE("a built entry is published and then hit") {
 }
 
 TEST_CASE("a failed build leaves nothing published and no temp dir") {
-  Cache cache(fresh_dir("fail"));
+  Cache cache(smtlab::test::scratch_dir("fail"));
   CHECK_THROWS(cache.get_or_build("thing", "k", "x", [](const fs::path& tmp) {
     put(tmp / "half", "half");
     throw std::runtime_error("boom");
@@ -65,7 +59,7 @@ TEST_CASE("a failed build leaves nothing published and no temp dir") {
 }
 
 TEST_CASE("a damaged entry is detected, removed and rebuilt") {
-  Cache cache(fresh_dir("damage"));
+  Cache cache(smtlab::test::scratch_dir("damage"));
   int builds = 0;
   auto build = [&](const fs::path& tmp) {
     ++builds;
@@ -96,7 +90,7 @@ TEST_CASE("a damaged entry is detected, removed and rebuilt") {
 }
 
 TEST_CASE("same-size corruption of a large file is found by a full verification") {
-  Cache cache(fresh_dir("full"));
+  Cache cache(smtlab::test::scratch_dir("full"));
   auto e = cache.get_or_build("k", "key", "n", [](const fs::path& tmp) {
     put(tmp / "big", std::string((2 << 20), 'x'));
   });
@@ -111,7 +105,7 @@ TEST_CASE("same-size corruption of a large file is found by a full verification"
 }
 
 TEST_CASE("two processes racing for one key: one builds, the other waits and hits") {
-  const fs::path root = fresh_dir("race");
+  const fs::path root = smtlab::test::scratch_dir("race");
   const fs::path counter = root / "builds.log";
   auto build = [&](const fs::path& tmp) {
     std::ofstream(counter, std::ios::app) << getpid() << "\n";
@@ -146,7 +140,7 @@ TEST_CASE("two processes racing for one key: one builds, the other waits and hit
 }
 
 TEST_CASE("two threads racing for one key build once") {
-  Cache cache(fresh_dir("threads"));
+  Cache cache(smtlab::test::scratch_dir("threads"));
   std::atomic<int> builds{0};
   auto build = [&](const fs::path& tmp) {
     ++builds;
@@ -167,7 +161,7 @@ TEST_CASE("two threads racing for one key build once") {
 }
 
 TEST_CASE("gc removes unused entries, entries over the budget and stale temp dirs") {
-  Cache cache(fresh_dir("gc"));
+  Cache cache(smtlab::test::scratch_dir("gc"));
   auto mk = [&](const std::string& key, size_t bytes) {
     return cache.get_or_build("g", key, key, [&](const fs::path& tmp) { put(tmp / "f", std::string(bytes, 'z')); });
   };
@@ -212,7 +206,7 @@ TEST_CASE("gc removes unused entries, entries over the budget and stale temp dir
 }
 
 TEST_CASE("keys that could escape the cache are refused") {
-  Cache cache(fresh_dir("keys"));
+  Cache cache(smtlab::test::scratch_dir("keys"));
   CHECK_THROWS(cache.lookup("k", "../etc"));
   CHECK_THROWS(cache.lookup("k", "a/b"));
   CHECK_THROWS(cache.lookup("", "a"));

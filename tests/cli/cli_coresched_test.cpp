@@ -47,7 +47,7 @@ TEST_CASE("coresched-6.12: built with its patch, it boots and reports the varian
 }
 
 TEST_CASE("coresched per benchmark: chat server and client share one non-zero cookie, and a kernel without it fails the cell") {
-  auto dir = fresh_dir("coresched") / "run";
+  auto dir = scratch_dir("coresched") / "run";
   auto r = run_smtlab({"run", test_recipe("coresched.yaml"), "-o", dir.string()}, 2400s);
   INFO(run_failure_summary(dir, r.err));
   CHECK(r.status == 4);  // the stock cell fails, by design

@@ -17,13 +17,6 @@ namespace smtlab::test {
 std::string smtlab_binary() { return std::string(SMTLAB_BINARY_DIR) + "/bin/smtlab"; }
 std::string test_recipe(const std::string& name) { return std::string(SMTLAB_SOURCE_DIR) + "/tests/cli/recipes/" + name; }
 
-std::filesystem::path fresh_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("smtlab-cli-test-" + std::to_string(getpid())) / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 Finished run_smtlab(const std::vector<std::string>& args, std::chrono::seconds timeout) {
   std::vector<std::string> argv = {smtlab_binary()};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -10,11 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scratch.hpp"  // scratch_dir(): a test's results directories
+
 namespace smtlab::test {
 
 std::string smtlab_binary();
 std::string test_recipe(const std::string& name);  // tests/cli/recipes/<name>
-std::filesystem::path fresh_dir(const std::string& name);  // empty temp dir, unique per process
 
 struct Finished {
   int status = -1;  // exit status, or 128 + signal

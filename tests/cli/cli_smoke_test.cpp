@@ -8,7 +8,7 @@
 using namespace smtlab::test;
 
 TEST_CASE("smtlab run recipes/smoke.yaml: every cell ok, samples and monitors recorded, the table printed") {
-  auto dir = fresh_dir("smoke") / "run";
+  auto dir = scratch_dir("smoke") / "run";
   auto r = run_smtlab({"run", std::string(SMTLAB_SOURCE_DIR) + "/recipes/smoke.yaml", "-o", dir.string()});
   INFO(run_failure_summary(dir, r.err));
   CHECK(r.status == 0);

@@ -104,7 +104,7 @@ TEST_CASE("SIGINT tears the guests down and exits with status 130") {
 }
 
 TEST_CASE("a kernel that panics is a failed cell with the panic line, the run exits 4, and --retry-failed keeps that attempt") {
-  auto dir = fresh_dir("panic");
+  auto dir = scratch_dir("panic");
   auto r = run_smtlab({"run", test_recipe("panic.yaml"), "-o", (dir / "run").string()});
   INFO(r.err);
   CHECK(r.status == 4);
@@ -146,7 +146,7 @@ TEST_CASE("a kernel that panics is a failed cell with the panic line, the run ex
 }
 
 TEST_CASE("an interrupted run finished with --resume has the same cells, finished ones not redone") {
-  auto dir = fresh_dir("resume") / "run";
+  auto dir = scratch_dir("resume") / "run";
   Background bg({"run", tiny(), "--cells", "topology=smt", "-o", dir.string()});
   // Interrupt once the first cell is finished (the second is then booting or running).
   REQUIRE(bg.wait_for_err("cell 1/2", 60s));
@@ -177,7 +177,7 @@ TEST_CASE("an interrupted run finished with --resume has the same cells, finishe
 }
 
 TEST_CASE("shards 1/2 and 2/2, merged, give the cells and comparison rows of one unsharded run") {
-  auto dir = fresh_dir("shards");
+  auto dir = scratch_dir("shards");
   std::vector<std::string> cells = {"--cells", "topology=smt"};
   auto run = [&](const std::string& out, std::vector<std::string> extra) {
     std::vector<std::string> args = {"run", tiny(), "-o", (dir / out).string(), "--no-compare"};
@@ -205,7 +205,7 @@ TEST_CASE("shards 1/2 and 2/2, merged, give the cells and comparison rows of one
 }
 
 TEST_CASE("reproduce re-runs a results directory's cells with its pinned artifacts and compares the two") {
-  auto dir = fresh_dir("reproduce");
+  auto dir = scratch_dir("reproduce");
   auto original = run_smtlab({"run", tiny(), "--cells", "variant=eevdf", "--cells", "topology=nosmt", "-o",
                               (dir / "original").string(), "--no-compare"});
   INFO(original.err);
@@ -240,7 +240,7 @@ TEST_CASE("reproduce re-runs a results directory's cells with its pinned artifac
 }
 
 TEST_CASE("share_boot: two benchmarks of one variant and topology run in one boot, each cell with its own results") {
-  auto dir = fresh_dir("shared") / "run";
+  auto dir = scratch_dir("shared") / "run";
   auto plan = run_smtlab({"plan", test_recipe("shared.yaml")});
   INFO(plan.err);
   REQUIRE(plan.status == 0);
@@ -322,7 +322,7 @@ TEST_CASE("share_boot: two benchmarks of one variant and topology run in one boo
 }
 
 TEST_CASE("share_boot: a benchmark that fails fails only its cell, the next one runs in the same boot") {
-  auto dir = fresh_dir("shared-fail") / "run";
+  auto dir = scratch_dir("shared-fail") / "run";
   auto r = run_smtlab({"run", test_recipe("shared-fail.yaml"), "-o", dir.string()});
   INFO(r.err);
   CHECK(r.status == 4);
@@ -344,7 +344,7 @@ TEST_CASE("share_boot: a benchmark that fails fails only its cell, the next one 
 }
 
 TEST_CASE("parallel: boots on disjoint host CPUs overlap, never two of one benchmark, each guest kept on its CPU") {
-  auto dir = fresh_dir("parallel") / "run";
+  auto dir = scratch_dir("parallel") / "run";
   auto plan = run_smtlab({"plan", test_recipe("parallel.yaml")});
   INFO(plan.err);
   REQUIRE(plan.status == 0);

@@ -8,7 +8,7 @@
 using namespace smtlab::test;
 
 TEST_CASE("after the fault suite no QEMU process of its runs is left") {
-  CHECK(qemu_processes(kFaultsRoot.string() + "/").empty());
+  CHECK(qemu_processes(scratch_prefix()).empty());
   std::vector<std::string> ids;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(SMTLAB_SOURCE_DIR) + "/tests/faults/recipes")) {
     auto plan = run_smtlab({"plan", entry.path().string(), "--json"}, std::chrono::seconds(60));

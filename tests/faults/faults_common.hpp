@@ -1,25 +1,22 @@
 #pragma once
-// Paths shared by the fault suite's tests: its recipes, and results directories under one root
-// that the suite's last test searches QEMU command lines for.
-#include <unistd.h>
-
+// Paths shared by the fault suite's tests: its recipes, and results directories in the test
+// processes' scratch roots (<tmp>/smtlab-test-<pid>/), which the suite's last test searches QEMU
+// command lines for.
 #include <filesystem>
 #include <string>
 
+#include "scratch.hpp"
+
 namespace smtlab::test {
 
-inline const std::filesystem::path kFaultsRoot = "/tmp/smtlab-faults";
+// What every fault test's results directory path starts with, whatever process made it.
+inline std::string scratch_prefix() { return (std::filesystem::temp_directory_path() / "smtlab-test-").string(); }
 
 inline std::string faults_recipe(const std::string& name) {
   return std::string(SMTLAB_SOURCE_DIR) + "/tests/faults/recipes/" + name;
 }
 
-// An empty directory for one test: /tmp/smtlab-faults/<name>-<pid>.
-inline std::filesystem::path suite_dir(const std::string& name) {
-  auto dir = kFaultsRoot / (name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+// An empty directory for one test (removed when its process passes).
+inline std::filesystem::path suite_dir(const std::string& name) { return scratch_dir("faults-" + name); }
 
 }  // namespace smtlab::test

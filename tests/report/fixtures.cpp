@@ -1,9 +1,9 @@
 #include "fixtures.hpp"
 
 #include <cmath>
-#include <random>
 
 #include "results/results.hpp"
+#include "scratch.hpp"
 
 namespace fixtures {
 
@@ -11,10 +11,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 fs::path temp_dir(const std::string& tag) {
-  std::random_device rd;
-  fs::path d = fs::temp_directory_path() / ("smtlab-report-" + tag + "-" + std::to_string(rd()));
-  fs::remove_all(d);
-  return d;
+  return smtlab::test::scratch_path("report-" + tag);
 }
 
 json manifest(const std::vector<CellSpec>& cells, const std::string& sha) {

@@ -2,9 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "results/results.hpp"
+#include "scratch.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
@@ -15,10 +15,7 @@ using namespace smtlab::results;
 namespace {
 
 fs::path temp_dir(const std::string& tag) {
-  std::random_device rd;
-  fs::path d = fs::temp_directory_path() / ("smtlab-results-" + tag + "-" + std::to_string(rd()));
-  fs::remove_all(d);
-  return d;
+  return smtlab::test::scratch_path("results-" + tag);
 }
 
 json manifest(const std::string& sha = "abc123") {
