@@ -89,6 +89,7 @@ int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
   config.work_dir = dir / "work";
   config.console_log = [&](int vm) { return dir / ("console-vm" + std::to_string(vm) + ".log"); };
   config.stream_log = [&](int vm) { return dir / ("stream-vm" + std::to_string(vm) + ".jsonl"); };
+  config.qemu_log = [&](int vm) { return dir / ("qemu-vm" + std::to_string(vm) + ".log"); };
   config.boot_timeout_s = recipe.timeouts.boot_s;
   config.cell_timeout_s = recipe.timeouts.cell_s;
   config.remote_dir = options.remote_dir;

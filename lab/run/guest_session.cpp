@@ -195,6 +195,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       }
       spec.console_log = config.console_log(k);
       spec.results_channel = config.stream_log(k);
+      if (config.qemu_log) spec.qemu_log = config.qemu_log(k);
       std::filesystem::remove(spec.results_channel);
       if (k < static_cast<int>(pins.vms.size())) {
         spec.vcpu_pins = pins.vms[k].vcpus;
@@ -482,7 +483,9 @@ SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& confi
   for (int attempt = 1; attempt <= config.boot_retries && failed_while_booting(outcome) && !vm::interrupted(); ++attempt) {
     std::string kept;
     for (int k = 0; k < static_cast<int>(config.jobs.size()); ++k) {
-      for (const auto& log : {config.console_log(k), config.stream_log(k)}) {
+      std::vector<std::filesystem::path> logs = {config.console_log(k), config.stream_log(k)};
+      if (config.qemu_log) logs.push_back(config.qemu_log(k));
+      for (const auto& log : logs) {
         std::error_code ec;
         auto to = log.string() + ".attempt-" + std::to_string(attempt);
         std::filesystem::rename(log, to, ec);

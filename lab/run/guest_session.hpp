@@ -44,6 +44,8 @@ struct SessionConfig {
   std::filesystem::path work_dir;        // overlays and job initrds; removed afterwards
   std::function<std::filesystem::path(int vm)> console_log;  // kept
   std::function<std::filesystem::path(int vm)> stream_log;   // the raw results channel; kept
+  // QEMU's own log (its command line and messages; embedded driver): kept when set.
+  std::function<std::filesystem::path(int vm)> qemu_log;
   int boot_timeout_s = 300;
   int cell_timeout_s = 3600;
   // A cell whose guests fail before their agents are ready (a boot panic, oops or timeout) is

@@ -250,6 +250,9 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     for (int vm = 0; vm < cell.topology.vms; ++vm) config.jobs.push_back(make_job(cell, recipe.monitors, vm));
     config.work_dir = work / cell.id;
     config.console_log = [&writer, id = cell.id](int vm) { return writer->console_log(id, vm); };
+    config.qemu_log = [&writer, id = cell.id](int vm) {
+      return writer->cell_dir(id) / ("qemu-vm" + std::to_string(vm) + ".log");
+    };
     config.stream_log = [&writer, id = cell.id](int vm) {
       return writer->cell_dir(id) / ("stream-vm" + std::to_string(vm) + ".jsonl");
     };

@@ -64,6 +64,37 @@ fs::path pidfile_for(const Connection& c, const std::string& name) {
   return {};
 }
 
+// libvirt's log of one guest's QEMU (its command line, QEMU's own messages, the start and stop
+// lines) under the embedded driver. Elsewhere that log is libvirt's to keep and rotate.
+fs::path qemu_log_for(const Connection& c, const std::string& name) {
+  if (c.info().embedded) return c.info().embed_root / "log" / "qemu" / (name + ".log");
+  return {};
+}
+
+constexpr std::streamsize kQemuLogCap = 1 << 20;
+
+// Once the guest is gone: copies its QEMU log to `to` (the first kQemuLogCap bytes; "" copies
+// nothing) and removes it from the embedded root, which would otherwise keep one file per guest
+// ever started. Best effort: the guest's results never depend on it.
+void collect_qemu_log(const Connection& c, const std::string& name, const fs::path& to) noexcept {
+  try {
+    const auto from = qemu_log_for(c, name);
+    std::error_code ec;
+    if (from.empty() || !fs::exists(from, ec)) return;
+    if (!to.empty()) {
+      std::ifstream in(from, std::ios::binary);
+      std::string text(static_cast<size_t>(kQemuLogCap), '\0');
+      in.read(text.data(), kQemuLogCap);
+      text.resize(static_cast<size_t>(in.gcount()));
+      if (in.gcount() == kQemuLogCap && in.peek() != std::char_traits<char>::eof())
+        text += "\n[smtlab: the rest of QEMU's log was cut at " + std::to_string(kQemuLogCap) + " bytes]\n";
+      std::ofstream(to, std::ios::binary | std::ios::trunc) << text;
+    }
+    fs::remove(from, ec);
+  } catch (...) {
+  }
+}
+
 void require_file(const fs::path& p, const char* what, const std::string& domain) {
   if (p.empty()) return;
   std::error_code ec;
@@ -158,7 +189,7 @@ Domain Domain::start(Connection& connection, const DomainSpec& spec) {
     require_file(spec.kernel, "kernel", spec.name);
     require_file(spec.initrd, "initrd", spec.name);
     require_file(spec.disk, "disk", spec.name);
-    for (const auto& f : {spec.console_log, spec.results_channel, spec.control_socket})
+    for (const auto& f : {spec.console_log, spec.results_channel, spec.control_socket, spec.qemu_log})
       if (!f.empty() && !fs::is_directory(f.parent_path()))
         throw Error("cannot start " + spec.name + ": directory " + f.parent_path().string() +
                     " does not exist");
@@ -177,6 +208,7 @@ Domain Domain::start(Connection& connection, const DomainSpec& spec) {
     std::string why = libvirt_error();
     connection.unwatch(spec.name);
     impl->watch.reset();
+    collect_qemu_log(connection, spec.name, spec.qemu_log);
     throw Error("cannot start domain " + spec.name + ": " + why,
                 "the domain XML is in the run's log; `virsh -c '" + connection.info().uri +
                     "' domcapabilities` lists what this QEMU supports");
@@ -325,6 +357,7 @@ void Domain::destroy() {
     std::lock_guard lock(impl.watch->mutex);
     impl.watch->stopped = true;
   }
+  collect_qemu_log(*impl.connection, impl.spec.name, impl.spec.qemu_log);
   impl.done = true;
 }
 

@@ -40,6 +40,9 @@ struct DomainSpec {
   std::filesystem::path console_log;      // optional: serial console written to this file (truncated at start)
   std::filesystem::path results_channel;  // optional: virtio port org.smtlab.results.0 -> file
   std::filesystem::path control_socket;   // optional: virtio port org.smtlab.control.0 <- unix socket (bind); files only
+  // Optional, a path on this machine, not in the XML: QEMU's own log (command line, QEMU's
+  // messages) is copied here once the domain is gone (embedded driver; first 1 MiB).
+  std::filesystem::path qemu_log;
   std::vector<std::string> vcpu_pins;     // empty, or one host cpuset per vCPU ("" = unpinned)
   std::string emulator_pin;               // "" = unpinned
   bool network = false;                   // user-mode virtio NIC when true

@@ -163,6 +163,11 @@ const fs::path& process_embed_root() {
     if (reaped > 0)
       note("killed " + std::to_string(reaped) + " QEMU process(es) left by an earlier run in " +
            candidate.string());
+    // QEMU logs: a guest's log moves into its results when the guest is gone (vm::Domain); what
+    // is left belongs to earlier owners that died, and would pile up, one file per guest, in a
+    // tmpfs. (Before the driver starts: libvirt makes the directory again.)
+    std::error_code ec;
+    fs::remove_all(candidate / "log" / "qemu", ec);
     write_embed_qemu_conf(candidate);
     root = candidate;
     return root;

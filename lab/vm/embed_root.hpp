@@ -12,8 +12,8 @@ namespace smtlab::vm {
 // share one and the QEMU capability cache in a slot is reused by later runs. <base> is
 // $SMTLAB_RUN_DIR, else /run/smtlab-<uid> when /run is writable, else
 // $XDG_RUNTIME_DIR/smtlab, else /tmp/smtlab-<uid> (mode 0700, must be ours). On first use it
-// reaps QEMU processes a dead earlier owner of the slot left (reap_stale) and writes
-// <root>/etc/qemu.conf. Thread-safe; the same path on every call.
+// reaps QEMU processes a dead earlier owner of the slot left (reap_stale), removes the QEMU logs
+// earlier owners left, and writes <root>/etc/qemu.conf. Thread-safe; the same path on every call.
 const std::filesystem::path& process_embed_root();
 
 // Writes <root>/etc/qemu.conf for the embedded driver (file stdio handler; no cgroups; as

@@ -120,6 +120,11 @@ TEST_CASE("a kernel that panics is a failed cell with the panic line, the run ex
   CHECK(smtlab::read_file(cell_dir / "console-vm0.log.attempt-1").find("Kernel panic") != std::string::npos);
   CHECK(smtlab::read_file(cell_dir / "console-vm0.log").find("Kernel panic") != std::string::npos);
   CHECK(qemu_processes("smtlab-a227fe4fbc08").empty());
+  // With each attempt, QEMU's log from libvirt: the command line that ran, for a post-mortem.
+  for (const auto& log : {cell_dir / "qemu-vm0.log", cell_dir / "qemu-vm0.log.attempt-1"}) {
+    INFO(log);
+    CHECK(smtlab::read_file(log).find("-name guest=smtlab-a227fe4fbc08-vm0-") != std::string::npos);
+  }
 
   // The run says how to try the failed cell again; doing so keeps the failed attempt whole.
   const std::string run_dir = (dir / "run").string();

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "scratch.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/paths.hpp"
@@ -112,21 +113,7 @@ poweroff -f
 )SH";
 }
 
-fs::path scratch_dir(const std::string& name) {
-  // Removed when the test process exits (consoles are shown by the failing assertions).
-  struct Cleanup {
-    fs::path top = fs::path("/tmp") / ("smtlab-vmtest-" + std::to_string(getpid()));
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(top, ec);
-    }
-  };
-  static Cleanup cleanup;
-  fs::path dir = cleanup.top / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch_dir(const std::string& name) { return smtlab::test::scratch_dir(name); }
 
 GuestTopology parse_test_topology(const std::string& console) {
   GuestTopology t;

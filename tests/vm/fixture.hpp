@@ -23,7 +23,8 @@ std::filesystem::path make_initramfs(const std::filesystem::path& dir, const std
 // org.smtlab.results.0 port, then powers off.
 std::string topology_init_script();
 
-// A fresh, empty, short directory for one test.
+// A fresh, empty, short directory for one test (the shared tests/scratch.hpp: removed when the
+// test process passes, kept when it fails).
 std::filesystem::path scratch_dir(const std::string& name);
 
 // The topology the test /init printed ("smtlab-test: ..." lines), for check_guest_topology.

@@ -18,6 +18,7 @@
 #include "util/error.hpp"
 #include "vm/connection.hpp"
 #include "vm/console.hpp"
+#include "scratch.hpp"
 #include "vm/domain.hpp"
 
 using namespace smtlab;
@@ -44,9 +45,9 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   try {
     int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
-    auto kernel = test::debian_612_kernel();
-    auto dir = test::scratch_dir("perf");
-    auto initrd = test::make_initramfs(dir, test::topology_init_script());
+    auto kernel = vm::test::debian_612_kernel();
+    auto dir = vm::test::scratch_dir("perf");
+    auto initrd = vm::test::make_initramfs(dir, vm::test::topology_init_script());
     auto conn = Connection::open();
     std::printf("%s\n", conn->describe().c_str());
     std::vector<double> lv_ready, lv_total, q_ready, q_total;
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
     }
     std::printf("median libvirt-embedded: ready %.2f s, total %.2f s\n", median(lv_ready), median(lv_total));
     std::printf("median plain-qemu:       ready %.2f s, total %.2f s\n", median(q_ready), median(q_total));
+    smtlab::test::finish_scratch(true);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vm_boot_perftest: %s\n", describe(e).c_str());

@@ -19,6 +19,7 @@
 
 #include "fixture.hpp"
 #include "util/cpulist.hpp"
+#include "util/error.hpp"
 #include "util/files.hpp"
 #include "vm/connection.hpp"
 #include "vm/console.hpp"
@@ -137,6 +138,7 @@ TEST_CASE("a 1x1x2x2 guest sees two sibling pairs and SMT active, and reports on
   auto dir = test::scratch_dir("smt");
   auto initrd = test::make_initramfs(dir, test::topology_init_script());
   auto spec = guest(dir, "smt", {1, 1, 2, 2}, initrd);
+  spec.qemu_log = dir / "qemu.log";
   // A console left by an earlier boot (a re-run cell) must not leak into this one.
   write_file_atomic(spec.console_log, "Kernel panic - not syncing: from an earlier boot\n");
   auto started = std::chrono::steady_clock::now();
@@ -170,6 +172,13 @@ TEST_CASE("a 1x1x2x2 guest sees two sibling pairs and SMT active, and reports on
   auto results = read_file(spec.results_channel);
   CHECK(results.rfind("results-line 6.12.", 0) == 0);
   CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
+  // QEMU's own log (the command line that ran) came with the results and left the embedded root,
+  // which would otherwise keep one file per guest ever started.
+  auto qemu_log = read_file(spec.qemu_log);
+  CHECK(qemu_log.find("qemu-system-x86_64") != std::string::npos);
+  CHECK(qemu_log.find("-name guest=" + spec.name + ",") != std::string::npos);
+  CHECK(qemu_log.find("-smp 4,sockets=1,dies=1,cores=2,threads=2") != std::string::npos);
+  CHECK_FALSE(fs::exists(connection().info().embed_root / "log" / "qemu" / (spec.name + ".log")));
 }
 
 TEST_CASE("a Debian 6.1 guest also sees SMT siblings with the TCG CPU model", "[vm]") {
@@ -272,6 +281,26 @@ TEST_CASE("a guest whose init cannot run is reported as a kernel panic with the 
   REQUIRE(is_fatal(findings));
   auto problem = first_problem(findings);
   CHECK(problem.find("Kernel panic - not syncing") != std::string::npos);
+  CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
+}
+
+TEST_CASE("a kernel QEMU cannot load fails the start with QEMU's reason, and QEMU's log is kept", "[vm]") {
+  auto dir = test::scratch_dir("badkernel");
+  write_file_atomic(dir / "not-a-kernel", std::string(4096, 'x'));
+  auto spec = guest(dir, "badkernel", {1, 1, 1, 1}, "");
+  spec.kernel = dir / "not-a-kernel";
+  spec.qemu_log = dir / "qemu.log";
+  try {
+    Domain::start(connection(), spec);
+    FAIL("QEMU started a guest from a file that is no kernel");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("cannot start domain " + spec.name) != std::string::npos);
+  }
+  auto qemu_log = read_file(spec.qemu_log);
+  INFO(qemu_log);
+  CHECK(qemu_log.find("-name guest=" + spec.name + ",") != std::string::npos);
+  CHECK(qemu_log.find("invalid kernel header") != std::string::npos);  // QEMU's own complaint
+  CHECK_FALSE(fs::exists(connection().info().embed_root / "log" / "qemu" / (spec.name + ".log")));
   CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
 }
 
