@@ -145,9 +145,45 @@ json describe_files(const fs::path& dir, std::uint64_t* total) {
   return files;
 }
 
-// Directories under the root that are not entry kinds.
+// Directories under the root that are not entry kinds, and what they hold.
+const std::vector<std::pair<std::string, std::string>>& reserved_areas() {
+  static const std::vector<std::pair<std::string, std::string>> areas = {
+      {"debs", "downloaded Debian packages, reused by kernel and image builds"},
+      {"boot", "`smtlab boot` consoles and streams (kept ones: --keep or a failed boot)"},
+      {"vm-test", "kernels of the VM tests"},
+      {"work", "scratch space of runs and kernel builds in progress"},
+      {"logs", "kernel build logs"},
+      {"tmp", "entries being built"},
+      {"locks", "one lock file per key"},
+  };
+  return areas;
+}
+
 bool is_reserved(const std::string& name) {
-  return name == "tmp" || name == "locks" || name == "work" || name == "logs" || name == "debs";
+  const auto& a = reserved_areas();
+  return std::any_of(a.begin(), a.end(), [&](const auto& r) { return r.first == name; });
+}
+
+// The pid in a process directory's name "<anything>.<pid>" (the last dot); 0 when there is none.
+int pid_in_name(const std::string& name) {
+  const auto dot = name.rfind('.');
+  if (dot == std::string::npos || dot + 1 == name.size()) return 0;
+  const std::string digits = name.substr(dot + 1);
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) return 0;
+  return std::atoi(digits.c_str());
+}
+
+bool process_gone(int pid) { return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+std::uint64_t tree_size(const fs::path& dir) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    std::error_code fec;
+    if (it->is_regular_file(fec) && !it->is_symlink(fec)) total += it->file_size(fec);
+  }
+  return total;
 }
 
 void touch(const fs::path& p) { ::utimensat(AT_FDCWD, p.c_str(), nullptr, 0); }
@@ -317,16 +353,21 @@ GcResult Cache::gc(const GcOptions& options) {
   // Temporary and work directories of builders that are gone (or very old).
   std::error_code ec;
   const double now = now_s();
-  for (const char* area : {"tmp", "work"}) {
+  for (const char* area : {"tmp", "work", "boot"}) {
     for (const auto& t : fs::directory_iterator(root_ / area, ec)) {
       const std::string n = t.path().filename();
       const double age_h = (now - mtime_s(t.path())) / 3600.0;
-      bool stale = age_h > options.stale_tmp_hours || n.rfind("trash-", 0) == 0;
-      // names: <kind>-<key16>.<pid>.<n> (tmp), <key16>.<pid> (work)
-      const auto dot = n.find('.');
-      if (!stale && dot != std::string::npos) {
-        const int pid = std::atoi(n.c_str() + dot + 1);
-        if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) stale = true;
+      bool stale;
+      if (std::string(area) == "boot") {
+        // <cell>.<pid> while `smtlab boot` runs; <cell>-<pid> kept for the user: collected like
+        // an entry, after --unused-days.
+        const int pid = pid_in_name(n);
+        stale = pid > 0 ? process_gone(pid) : options.unused_days && age_h / 24.0 > *options.unused_days;
+      } else {
+        stale = age_h > options.stale_tmp_hours || n.rfind("trash-", 0) == 0;
+        // names: <kind>-<key16>.<pid>.<n> (tmp), <key16>.<pid> or run.<pid> (work)
+        const auto dot = n.find('.');
+        if (!stale && dot != std::string::npos) stale = process_gone(std::atoi(n.c_str() + dot + 1));
       }
       if (!stale) continue;
       if (!options.dry_run) fs::remove_all(t.path(), ec);
@@ -335,6 +376,19 @@ GcResult Cache::gc(const GcOptions& options) {
   }
   return result;
 }
+
+std::vector<Cache::Area> Cache::areas() const {
+  std::vector<Area> out;
+  std::error_code ec;
+  for (const auto& [name, what] : reserved_areas()) {
+    const auto dir = root_ / name;
+    if (!fs::is_directory(dir, ec)) continue;
+    out.push_back({name, what, tree_size(dir)});
+  }
+  return out;
+}
+
+std::string process_dir_name(const std::string& name) { return name + "." + std::to_string(::getpid()); }
 
 std::string Cache::human_size(std::uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

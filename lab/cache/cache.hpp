@@ -7,8 +7,12 @@
 //   <root>/tmp/<kind>-<key>.<pid>.<n>/  a build in progress; published with one rename(2)
 //   <root>/locks/<kind>-<key>.lock  flock(2) per key: concurrent smtlab processes wait, and the
 //                                   second one then finds a hit
-//   <root>/work/, logs/, debs/     scratch space of long builds, build logs, reusable .debs
-//                                  (not entries; gc removes work dirs of dead builders)
+//   <root>/work/, logs/, debs/     scratch space of long builds and runs, build logs, reusable
+//                                  .debs (not entries; gc removes work dirs of dead processes)
+//   <root>/boot/                   `smtlab boot`: <cell>.<pid> while it runs (gc removes it once
+//                                  that process is gone), <cell>-<pid> when kept (--keep, or a
+//                                  failure; gc removes it after --unused-days)
+//   <root>/vm-test/                kernels of the VM tests (not entries; never collected)
 // A lookup always checks that every listed file exists with its recorded size, and hashes the
 // small files (or all of them with Verify::full). A damaged entry is a miss: it is removed, a note
 // says so, and it is rebuilt.
@@ -47,7 +51,7 @@ struct GcOptions {
 
 struct GcResult {
   std::vector<EntryInfo> removed;
-  std::vector<std::filesystem::path> removed_tmp;
+  std::vector<std::filesystem::path> removed_tmp;  // work, tmp and boot directories
   std::uint64_t freed_bytes = 0;
   std::uint64_t kept_bytes = 0;
 };
@@ -74,6 +78,14 @@ class Cache {
   bool remove(const std::string& kind, const std::string& key);
 
   std::vector<EntryInfo> list() const;  // every published entry, sorted by kind then name
+
+  // The other directories of the root (debs, boot, vm-test, work, logs, tmp) that exist, with
+  // their size in bytes and what they hold, for `smtlab cache ls`.
+  struct Area {
+    std::string name, what;
+    std::uint64_t size = 0;
+  };
+  std::vector<Area> areas() const;
   GcResult gc(const GcOptions& options);
 
   // "1.2 GiB", "340 KiB": for summaries.
@@ -84,6 +96,10 @@ class Cache {
                                    bool locked);
   std::filesystem::path root_;
 };
+
+// "<name>.<pid of this process>": a directory of a non-entry area (work, boot) that gc removes
+// once its process is gone.
+std::string process_dir_name(const std::string& name);
 
 // Keys are lower-case hex or [a-z0-9._-]; throws smtlab::Error otherwise (they become paths).
 void check_key_part(const std::string& what, const std::string& value);

@@ -23,6 +23,10 @@ void add_cache_command(CLI::App& app) {
       total += e.size;
     }
     fmt::print("{} entries, {} in {}\n", entries.size(), cache::Cache::human_size(total), cache.root().string());
+    auto areas = cache.areas();
+    if (!areas.empty()) fmt::print("\nnot entries (`cache gc` removes stale directories in work/, tmp/ and boot/ only):\n");
+    for (const auto& a : areas)
+      fmt::print("{:<10} {:>10}  {}\n", a.name + "/", cache::Cache::human_size(a.size), a.what);
   });
   auto gc_opt = std::make_shared<cache::GcOptions>();
   auto days = std::make_shared<double>(30);
@@ -39,6 +43,8 @@ void add_cache_command(CLI::App& app) {
     for (const auto& e : r.removed)
       fmt::print("{} {} {} ({})\n", gc_opt->dry_run ? "would remove" : "removed", e.kind, e.name,
                  cache::Cache::human_size(e.size));
+    for (const auto& dir : r.removed_tmp)
+      fmt::print("{} {}\n", gc_opt->dry_run ? "would remove" : "removed", dir.string());
     fmt::print("{} {}, kept {}\n", gc_opt->dry_run ? "would free" : "freed",
                cache::Cache::human_size(r.freed_bytes), cache::Cache::human_size(r.kept_bytes));
   });

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "cache/cache.hpp"
 #include "plan/plan.hpp"
 #include "run/artifacts.hpp"
 #include "run/guest_session.hpp"
@@ -58,6 +59,40 @@ class PrintingObserver : public GuestObserver {
   int vms_;
 };
 
+// `smtlab boot`'s consoles, streams and work files: <cache>/boot/<cell>.<pid> while it runs
+// (`smtlab cache gc` removes it once that process is gone); kept, renamed to <cell>-<pid>, when
+// asked (--keep) or when the boot failed; removed otherwise, on every path.
+class BootDir {
+ public:
+  explicit BootDir(const std::string& cell_id)
+      : root_(cache_dir() / "boot"), cell_id_(cell_id), path_(root_ / cache::process_dir_name(cell_id)) {
+    std::filesystem::create_directories(path_);
+  }
+  ~BootDir() {
+    std::error_code ec;
+    if (!kept_) std::filesystem::remove_all(path_, ec);
+  }
+  BootDir(const BootDir&) = delete;
+  BootDir& operator=(const BootDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+  // Renames it for keeping and says where it is.
+  void keep() {
+    auto kept = root_ / (cell_id_ + "-" + std::to_string(::getpid()));
+    std::error_code ec;
+    std::filesystem::remove_all(kept, ec);
+    std::filesystem::rename(path_, kept, ec);
+    kept_ = true;
+    note("console logs and streams kept in " + (ec ? path_ : kept).string());
+  }
+
+ private:
+  std::filesystem::path root_;
+  std::string cell_id_;
+  std::filesystem::path path_;
+  bool kept_ = false;
+};
+
 }  // namespace
 
 int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
@@ -78,8 +113,8 @@ int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
   cache::Cache cache;
   auto artifacts = prepare_artifacts(recipe, plan, cache);
 
-  auto dir = cache_dir() / "boot" / (cell.id + "-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  BootDir boot_dir(cell.id);
+  const auto& dir = boot_dir.path();
   std::vector<std::string> argv = options.argv.empty() ? std::vector<std::string>{"uname", "-r"} : options.argv;
   SessionConfig config;
   config.cell = &cell;
@@ -103,16 +138,16 @@ int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
     note(fmt::format("VM {} agent ready {:.2f} s after domain start", vm, outcome.ready_s[vm]));
   if (outcome.interrupted) {
     note("interrupted; guests torn down");
+    if (options.keep) boot_dir.keep();
     return 130;
   }
   if (!outcome.ok) {
     note("failed: " + outcome.error);
     if (!outcome.console_tail.empty()) fmt::print(stderr, "console tail:\n{}\n", outcome.console_tail);
-    note("console logs and streams kept in " + dir.string());
+    boot_dir.keep();
     return 1;
   }
-  if (!options.keep) std::filesystem::remove_all(dir);
-  else note("console logs and streams kept in " + dir.string());
+  if (options.keep) boot_dir.keep();
   return outcome.exit_codes.empty() || outcome.exit_codes[0] < 0 ? 1 : outcome.exit_codes[0];
 }
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "cache/cache.hpp"
 #include "plan/schedule.hpp"
 #include "results/results.hpp"
 #include "run/artifacts.hpp"
@@ -103,11 +104,22 @@ class ResultsObserver : public GuestObserver {
   int k_;  // the boot's position, for the progress line
 };
 
-std::filesystem::path work_root() {
-  auto dir = cache_dir() / "work" / std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+// The run's overlays and job initrds: <cache>/work/run.<pid>, removed when the run ends on any
+// path (`smtlab cache gc` removes it after a run that was killed).
+class WorkRoot {
+ public:
+  WorkRoot() : path_(cache_dir() / "work" / cache::process_dir_name("run")) { std::filesystem::create_directories(path_); }
+  ~WorkRoot() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  WorkRoot(const WorkRoot&) = delete;
+  WorkRoot& operator=(const WorkRoot&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 // The cell's host CPU account goes with its manifest entry; a host that other processes (or
 // the hypervisor under it) took a share of is a disturbance of the cell, said on the terminal too.
@@ -238,7 +250,8 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
   }
   note("results: " + summary.dir.string());
 
-  auto work = work_root();
+  const WorkRoot work_root;
+  const auto& work = work_root.path();
   Progress progress(static_cast<int>(plan.cells.size()), options.live_progress);
 
   // The session of a boot whose first (or only) cell is `cell`: its logs go to that cell's directory.
@@ -517,8 +530,6 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     for (auto& t : threads) t.join();
     if (boot_error) std::rethrow_exception(boot_error);
   }
-  std::error_code ec;
-  std::filesystem::remove_all(work, ec);
   if (!summary.interrupted) writer->update_manifest({{"finished", utc_now()}});
   return summary;
 }

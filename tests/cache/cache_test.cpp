@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "cache/cache.hpp"
@@ -203,6 +204,41 @@ TEST_CASE("gc removes unused entries, entries over the budget and stale temp dir
   CHECK(r2.removed[0].key == "mid");
   CHECK(fs::exists(fresh.dir));
   CHECK(r2.kept_bytes == 1000);
+}
+
+TEST_CASE("boot and vm-test directories are not entries, and gc removes boot directories of dead processes and old kept ones") {
+  Cache cache(smtlab::test::scratch_dir("areas"));
+  cache.get_or_build("kernel", "k1", "a kernel", [](const fs::path& tmp) { put(tmp / "vmlinuz", "k"); });
+  const fs::path boot = cache.root() / "boot";
+  const fs::path running = boot / ("0123456789ab." + std::to_string(getpid()));  // this process: runs
+  const fs::path killed = boot / "0123456789ab.999999999";                        // no such process
+  const fs::path kept = boot / "0123456789ab-4242";                               // --keep, fresh
+  const fs::path kept_old = boot / "0123456789ab-4243";                           // --keep, 30 days ago
+  for (const auto& d : {running, killed, kept, kept_old}) put(d / "console-vm0.log", "console");
+  fs::last_write_time(kept_old, fs::file_time_type::clock::now() - std::chrono::hours(24 * 30));
+  put(cache.root() / "vm-test" / "linux-6.12-cloud" / "vmlinuz-path", "/x");
+  put(cache.root() / "work" / "run.999999999" / "c" / "vm0.qcow2", "overlay");
+
+  auto entries = cache.list();  // neither boot/ nor vm-test/ shows up as a (damaged) entry
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].kind == "kernel");
+  std::map<std::string, std::uint64_t> sizes;
+  for (const auto& a : cache.areas()) sizes[a.name] = a.size;
+  CHECK(sizes["boot"] == 4 * 7);
+  CHECK(sizes["vm-test"] == 2);
+  CHECK(sizes.count("debs") == 0);  // only areas that exist
+
+  smtlab::cache::GcOptions opt;
+  opt.unused_days = 14;
+  auto r = cache.gc(opt);
+  CHECK(r.removed.empty());
+  CHECK(fs::exists(running));
+  CHECK_FALSE(fs::exists(killed));
+  CHECK(fs::exists(kept));
+  CHECK_FALSE(fs::exists(kept_old));
+  CHECK_FALSE(fs::exists(cache.root() / "work" / "run.999999999"));  // a run that was killed
+  CHECK(fs::exists(cache.root() / "vm-test" / "linux-6.12-cloud" / "vmlinuz-path"));
+  CHECK(r.removed_tmp.size() == 3);
 }
 
 TEST_CASE("keys that could escape the cache are refused") {

@@ -65,12 +65,21 @@ TEST_CASE("boot: the Debian 6.1 guest runs a command and sees 2 sibling pairs wi
   CHECK(r.err.find("4 CPUs online, sibling groups [ 0-1  2-3 ], SMT active") != std::string::npos);
 }
 
-TEST_CASE("boot: an smt-off topology shows no siblings and SMT inactive") {
-  auto r = run_smtlab({"boot", tiny(), "--cell", "topology=nosmt", "--", "cat", "/sys/devices/system/cpu/online"});
+TEST_CASE("boot: an smt-off topology shows no siblings and SMT inactive; --keep keeps its logs under a kept name") {
+  auto r = run_smtlab({"boot", tiny(), "--cell", "topology=nosmt", "--keep", "--", "cat", "/sys/devices/system/cpu/online"});
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out == "0-1\n");
   CHECK(r.err.find("2 CPUs online, sibling groups [ 0  1 ], SMT inactive") != std::string::npos);
+  // <cache>/boot/<cell>-<pid>: the kept name, which `smtlab cache gc` leaves alone until
+  // --unused-days (<cell>.<pid> is the name while it runs, collected once its process is gone).
+  std::smatch m;
+  REQUIRE(std::regex_search(r.err, m, std::regex(R"(console logs and streams kept in (\S+/boot/([0-9a-f]{12})-\d+)\n)")));
+  const std::filesystem::path kept = m[1].str();
+  CHECK(smtlab::read_file(kept / "console-vm0.log").find("Linux version") != std::string::npos);
+  CHECK(smtlab::read_file(kept / "qemu-vm0.log").find("-name guest=smtlab-" + m[2].str() + "-vm0-") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(kept / "work"));  // overlays and initrds are gone
+  std::filesystem::remove_all(kept);
 }
 
 TEST_CASE("boot: two guests of 4 vCPUs each share the 2 host CPUs and run a command at the same time") {
