@@ -65,7 +65,7 @@ TEST_CASE("boot: the Debian 6.1 guest runs a command and sees 2 sibling pairs wi
   CHECK(r.err.find("4 CPUs online, sibling groups [ 0-1  2-3 ], SMT active") != std::string::npos);
 }
 
-TEST_CASE("boot: an smt-off topology shows no siblings and SMT inactive; --keep keeps its logs under a kept name") {
+TEST_CASE("boot: an smt-off topology shows no siblings and SMT inactive, and --keep keeps its logs under a kept name") {
   auto r = run_smtlab({"boot", tiny(), "--cell", "topology=nosmt", "--keep", "--", "cat", "/sys/devices/system/cpu/online"});
   INFO(r.err);
   REQUIRE(r.status == 0);
