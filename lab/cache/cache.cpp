@@ -175,15 +175,19 @@ int pid_in_name(const std::string& name) {
 
 bool process_gone(int pid) { return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH; }
 
-std::uint64_t tree_size(const fs::path& dir) {
-  std::uint64_t total = 0;
+// Bytes of the regular files under `dir`, and of those the ones with other hard links.
+std::pair<std::uint64_t, std::uint64_t> tree_size(const fs::path& dir) {
+  std::uint64_t total = 0, linked = 0;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
        !ec && it != end; it.increment(ec)) {
     std::error_code fec;
-    if (it->is_regular_file(fec) && !it->is_symlink(fec)) total += it->file_size(fec);
+    if (!it->is_regular_file(fec) || it->is_symlink(fec)) continue;
+    const auto size = it->file_size(fec);
+    total += size;
+    if (it->hard_link_count(fec) > 1) linked += size;
   }
-  return total;
+  return {total, linked};
 }
 
 void touch(const fs::path& p) { ::utimensat(AT_FDCWD, p.c_str(), nullptr, 0); }
@@ -383,7 +387,8 @@ std::vector<Cache::Area> Cache::areas() const {
   for (const auto& [name, what] : reserved_areas()) {
     const auto dir = root_ / name;
     if (!fs::is_directory(dir, ec)) continue;
-    out.push_back({name, what, tree_size(dir)});
+    const auto [size, linked] = tree_size(dir);
+    out.push_back({name, what, size, linked});
   }
   return out;
 }

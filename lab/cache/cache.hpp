@@ -84,6 +84,7 @@ class Cache {
   struct Area {
     std::string name, what;
     std::uint64_t size = 0;
+    std::uint64_t linked = 0;  // of size: files with other hard links (e.g. the host's apt cache)
   };
   std::vector<Area> areas() const;
   GcResult gc(const GcOptions& options);

@@ -26,7 +26,9 @@ void add_cache_command(CLI::App& app) {
     auto areas = cache.areas();
     if (!areas.empty()) fmt::print("\nnot entries (`cache gc` removes stale directories in work/, tmp/ and boot/ only):\n");
     for (const auto& a : areas)
-      fmt::print("{:<10} {:>10}  {}\n", a.name + "/", cache::Cache::human_size(a.size), a.what);
+      fmt::print("{:<10} {:>10}  {}{}\n", a.name + "/", cache::Cache::human_size(a.size), a.what,
+                 a.linked ? " (" + cache::Cache::human_size(a.linked) + " of it hard links to files also elsewhere, e.g. the host's apt cache)"
+                          : std::string());
   });
   auto gc_opt = std::make_shared<cache::GcOptions>();
   auto days = std::make_shared<double>(30);

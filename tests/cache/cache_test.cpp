@@ -218,15 +218,22 @@ TEST_CASE("boot and vm-test directories are not entries, and gc removes boot dir
   fs::last_write_time(kept_old, fs::file_time_type::clock::now() - std::chrono::hours(24 * 30));
   put(cache.root() / "vm-test" / "linux-6.12-cloud" / "vmlinuz-path", "/x");
   put(cache.root() / "work" / "run.999999999" / "c" / "vm0.qcow2", "overlay");
+  put(cache.root() / "debs" / "own_1_amd64.deb", "own");
+
+  const auto host_apt = cache.root().parent_path() / "host-apt-archives";  // as if the host's apt cache
+  put(host_apt / "host_2_amd64.deb", "hostdeb2");
+  fs::create_hard_link(host_apt / "host_2_amd64.deb", cache.root() / "debs" / "host_2_amd64.deb");
 
   auto entries = cache.list();  // neither boot/ nor vm-test/ shows up as a (damaged) entry
   REQUIRE(entries.size() == 1);
   CHECK(entries[0].kind == "kernel");
-  std::map<std::string, std::uint64_t> sizes;
-  for (const auto& a : cache.areas()) sizes[a.name] = a.size;
-  CHECK(sizes["boot"] == 4 * 7);
-  CHECK(sizes["vm-test"] == 2);
-  CHECK(sizes.count("debs") == 0);  // only areas that exist
+  std::map<std::string, smtlab::cache::Cache::Area> areas;
+  for (const auto& a : cache.areas()) areas[a.name] = a;
+  CHECK(areas["boot"].size == 4 * 7);
+  CHECK(areas["vm-test"].size == 2);
+  CHECK(areas["debs"].size == 3 + 8);
+  CHECK(areas["debs"].linked == 8);  // host_2's bytes are also in the host's apt cache
+  CHECK(areas.count("logs") == 0);  // only areas that exist
 
   smtlab::cache::GcOptions opt;
   opt.unused_days = 14;
