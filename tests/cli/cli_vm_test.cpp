@@ -12,6 +12,7 @@
 
 #include "cli_harness.hpp"
 #include "util/files.hpp"
+#include "util/paths.hpp"
 
 using namespace smtlab::test;
 using namespace std::chrono_literals;
@@ -91,14 +92,24 @@ TEST_CASE("boot: two guests of 4 vCPUs each share the 2 host CPUs and run a comm
   CHECK(qemu_processes("smtlab-56c35f284691").empty());
 }
 
-TEST_CASE("kill -9 of smtlab while a guest runs leaves no QEMU process 5 seconds later") {
+TEST_CASE("kill -9 of smtlab while a guest runs leaves no QEMU process 5 seconds later, and cache gc removes its files") {
   Background bg({"boot", tiny(), "--cell", "variant=eevdf", "--cell", "topology=smt", "--", "sleep", "600"});
   REQUIRE(bg.wait_for_err("agent ready", 300s));
   REQUIRE_FALSE(qemu_processes("smtlab-7922b7e0fa0f").empty());
+  const auto boot_dir = smtlab::cache_dir() / "boot" / ("7922b7e0fa0f." + std::to_string(bg.pid()));
+  CHECK(std::filesystem::exists(boot_dir / "work" / "vm0.qcow2"));  // the guest's overlay, while it runs
   kill(bg.pid(), SIGKILL);
   CHECK(bg.wait(10s) == 128 + SIGKILL);
   std::this_thread::sleep_for(5s);
   CHECK(qemu_processes("smtlab-7922b7e0fa0f").empty());
+  // What the killed process left (console, overlay, initrd) goes with the next `cache gc`, whose
+  // process is gone; no entry is old enough to go with it.
+  REQUIRE(std::filesystem::exists(boot_dir));
+  auto gc = run_smtlab({"cache", "gc", "--unused-days", "100000"}, 120s);
+  INFO(gc.out << gc.err);
+  CHECK(gc.status == 0);
+  CHECK(gc.out.find("removed " + boot_dir.string() + "\n") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(boot_dir));
 }
 
 TEST_CASE("SIGINT tears the guests down and exits with status 130") {
@@ -110,6 +121,9 @@ TEST_CASE("SIGINT tears the guests down and exits with status 130") {
   CHECK(status == 130);
   CHECK(bg.err().find("interrupted") != std::string::npos);
   CHECK(qemu_processes("smtlab-7922b7e0fa0f").empty());
+  // Without --keep nothing of the boot stays in the cache.
+  CHECK_FALSE(std::filesystem::exists(smtlab::cache_dir() / "boot" / ("7922b7e0fa0f." + std::to_string(bg.pid()))));
+  CHECK_FALSE(std::filesystem::exists(smtlab::cache_dir() / "boot" / ("7922b7e0fa0f-" + std::to_string(bg.pid()))));
 }
 
 TEST_CASE("a kernel that panics is a failed cell with the panic line, the run exits 4, and --retry-failed keeps that attempt") {
