@@ -17,6 +17,9 @@
 #include "util/log.hpp"
 
 namespace smtlab::vm {
+
+// libvirt.log is rotated beyond this size when a process takes the slot.
+constexpr std::uintmax_t kLibvirtLogCap = 1 << 20;
 namespace fs = std::filesystem;
 namespace {
 
@@ -103,6 +106,22 @@ std::vector<int> qemu_processes_under(const fs::path& root) {
   return out;
 }
 
+void tidy_slot(const fs::path& root) {
+  std::error_code ec;
+  // A guest's QEMU log moves into its results when the guest is gone (vm::Domain); what is left
+  // belongs to owners that died, and would pile up, one file per guest.
+  fs::remove_all(root / "log" / "qemu", ec);
+  // libvirt removes a domain's private directory when the domain stops; not when its owner died.
+  for (const auto& d : fs::directory_iterator(root / "lib" / "qemu", ec)) {
+    if (d.path().filename().string().rfind("domain-", 0) != 0) continue;
+    std::error_code dec;
+    fs::remove_all(d.path(), dec);
+  }
+  // libvirt's own log (warnings and errors, a few KiB per process): one generation kept.
+  const auto log = root / "libvirt.log";
+  if (fs::exists(log, ec) && fs::file_size(log, ec) > kLibvirtLogCap) fs::rename(log, root / "libvirt.log.old", ec);
+}
+
 int reap_stale(const fs::path& root) {
   int killed = 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -163,11 +182,7 @@ const fs::path& process_embed_root() {
     if (reaped > 0)
       note("killed " + std::to_string(reaped) + " QEMU process(es) left by an earlier run in " +
            candidate.string());
-    // QEMU logs: a guest's log moves into its results when the guest is gone (vm::Domain); what
-    // is left belongs to earlier owners that died, and would pile up, one file per guest, in a
-    // tmpfs. (Before the driver starts: libvirt makes the directory again.)
-    std::error_code ec;
-    fs::remove_all(candidate / "log" / "qemu", ec);
+    tidy_slot(candidate);
     write_embed_qemu_conf(candidate);
     root = candidate;
     return root;

@@ -12,8 +12,8 @@ namespace smtlab::vm {
 // share one and the QEMU capability cache in a slot is reused by later runs. <base> is
 // $SMTLAB_RUN_DIR, else /run/smtlab-<uid> when /run is writable, else
 // $XDG_RUNTIME_DIR/smtlab, else /tmp/smtlab-<uid> (mode 0700, must be ours). On first use it
-// reaps QEMU processes a dead earlier owner of the slot left (reap_stale), removes the QEMU logs
-// earlier owners left, and writes <root>/etc/qemu.conf. Thread-safe; the same path on every call.
+// reaps QEMU processes a dead earlier owner of the slot left (reap_stale), tidies what earlier
+// owners left (tidy_slot), and writes <root>/etc/qemu.conf. Thread-safe; the same path on every call.
 const std::filesystem::path& process_embed_root();
 
 // Writes <root>/etc/qemu.conf for the embedded driver (file stdio handler; no cgroups; as
@@ -28,6 +28,12 @@ std::vector<int> qemu_processes_under(const std::filesystem::path& root);
 // SIGKILLs every such process and waits (up to 5 s) until they are gone; then removes the
 // root's stale run-time state. Returns how many processes it killed.
 int reap_stale(const std::filesystem::path& root);
+
+// For a new owner of a slot, before its driver starts: removes the per-guest files earlier owners
+// left (QEMU logs under log/qemu/, domain directories under lib/qemu/), and rotates libvirt.log
+// to libvirt.log.old beyond 1 MiB. What libvirt keeps across runs (the QEMU capabilities cache)
+// stays. Errors are ignored.
+void tidy_slot(const std::filesystem::path& root);
 
 // True when the process `pid` is gone or a zombie.
 bool process_gone(int pid);

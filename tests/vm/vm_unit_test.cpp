@@ -25,6 +25,7 @@
 #include "vm/host_topology.hpp"
 #include "vm/pinning.hpp"
 #include "vm/reaper.hpp"
+#include "scratch.hpp"
 
 using namespace smtlab;
 using namespace smtlab::vm;
@@ -726,4 +727,30 @@ TEST_CASE("the QEMU reaper also reaps an unregistered QEMU orphan (libvirt's cap
   }
   CHECK(gone);
   CHECK(other_waited);
+}
+
+TEST_CASE("a new owner of an embedded root slot removes per-guest files dead owners left, keeps the capability cache, rotates libvirt.log", "[embed]") {
+  namespace fs = std::filesystem;
+  const auto root = smtlab::test::scratch_dir("slot");
+  auto put = [](const fs::path& p, size_t bytes) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << std::string(bytes, 'x');
+  };
+  put(root / "log" / "qemu" / "smtlab-abc-vm0-123456.log", 100);
+  put(root / "lib" / "qemu" / "domain-3-smtlab-abc-vm0-12" / "master-key.aes", 32);
+  put(root / "lib" / "qemu" / "nvram" / "keep", 1);
+  put(root / "cache" / "qemu" / "capabilities" / "x.xml", 10);
+  put(root / "libvirt.log", (1 << 20) + 1);
+  smtlab::vm::tidy_slot(root);
+  CHECK_FALSE(fs::exists(root / "log" / "qemu"));
+  CHECK_FALSE(fs::exists(root / "lib" / "qemu" / "domain-3-smtlab-abc-vm0-12"));
+  CHECK(fs::exists(root / "lib" / "qemu" / "nvram" / "keep"));
+  CHECK(fs::exists(root / "cache" / "qemu" / "capabilities" / "x.xml"));
+  CHECK_FALSE(fs::exists(root / "libvirt.log"));
+  CHECK(fs::file_size(root / "libvirt.log.old") == (1u << 20) + 1);
+  // A small libvirt.log stays where it is; a missing lib/qemu is no error.
+  put(root / "libvirt.log", 10);
+  fs::remove_all(root / "lib");
+  smtlab::vm::tidy_slot(root);
+  CHECK(fs::file_size(root / "libvirt.log") == 10);
 }
