@@ -200,8 +200,9 @@ KernelArtifact prepare_source(const recipe::KernelSpec& spec, cache::Cache& cach
   const std::string digest = key.hex();
 
   auto entry = cache.get_or_build("kernel", digest, fmt::format("{} (source)", spec.name), [&](const fs::path& out) {
-    const fs::path work = cache.root() / "work" / fmt::format("{}.{}", digest.substr(0, 16), ::getpid());
-    fs::remove_all(work);
+    // The tree and the build: removed on every path (`smtlab cache gc` takes it after a kill).
+    const ScopedDirectory work_dir(cache.root() / "work" / fmt::format("{}.{}", digest.substr(0, 16), ::getpid()));
+    const fs::path& work = work_dir.path();
     const fs::path src = work / "src", obj = work / "obj";
     const fs::path logs = cache.root() / "logs";
     fs::create_directories(logs);
@@ -276,13 +277,8 @@ KernelArtifact prepare_source(const recipe::KernelSpec& spec, cache::Cache& cach
         fs::copy_file(obj / ".config", log.parent_path() / (log.stem().string() + ".config"),
                       fs::copy_options::overwrite_existing, ec);
       }
-      fs::remove_all(work);
-      throw;
-    } catch (...) {
-      fs::remove_all(work);
       throw;
     }
-    fs::remove_all(work);
   });
   return from_entry(entry, spec);
 }

@@ -11,6 +11,7 @@
 #include "run/guest_session.hpp"
 #include "run/job_builder.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
 #include "vm/connection.hpp"
@@ -65,32 +66,22 @@ class PrintingObserver : public GuestObserver {
 class BootDir {
  public:
   explicit BootDir(const std::string& cell_id)
-      : root_(cache_dir() / "boot"), cell_id_(cell_id), path_(root_ / cache::process_dir_name(cell_id)) {
-    std::filesystem::create_directories(path_);
-  }
-  ~BootDir() {
-    std::error_code ec;
-    if (!kept_) std::filesystem::remove_all(path_, ec);
-  }
-  BootDir(const BootDir&) = delete;
-  BootDir& operator=(const BootDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
+      : cell_id_(cell_id), dir_(cache_dir() / "boot" / cache::process_dir_name(cell_id)) {}
+  const std::filesystem::path& path() const { return dir_.path(); }
 
   // Renames it for keeping and says where it is.
   void keep() {
-    auto kept = root_ / (cell_id_ + "-" + std::to_string(::getpid()));
+    auto kept = path().parent_path() / (cell_id_ + "-" + std::to_string(::getpid()));
     std::error_code ec;
     std::filesystem::remove_all(kept, ec);
-    std::filesystem::rename(path_, kept, ec);
-    kept_ = true;
-    note("console logs and streams kept in " + (ec ? path_ : kept).string());
+    std::filesystem::rename(path(), kept, ec);
+    dir_.release();
+    note("console logs and streams kept in " + (ec ? path() : kept).string());
   }
 
  private:
-  std::filesystem::path root_;
   std::string cell_id_;
-  std::filesystem::path path_;
-  bool kept_ = false;
+  ScopedDirectory dir_;
 };
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "smtlab/version.hpp"
 #include "util/cpulist.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
 #include "vm/connection.hpp"
@@ -102,23 +103,6 @@ class ResultsObserver : public GuestObserver {
   std::vector<std::string> cells_;
   Progress& progress_;
   int k_;  // the boot's position, for the progress line
-};
-
-// The run's overlays and job initrds: <cache>/work/run.<pid>, removed when the run ends on any
-// path (`smtlab cache gc` removes it after a run that was killed).
-class WorkRoot {
- public:
-  WorkRoot() : path_(cache_dir() / "work" / cache::process_dir_name("run")) { std::filesystem::create_directories(path_); }
-  ~WorkRoot() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  WorkRoot(const WorkRoot&) = delete;
-  WorkRoot& operator=(const WorkRoot&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
 };
 
 // The cell's host CPU account goes with its manifest entry; a host that other processes (or
@@ -250,7 +234,9 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
   }
   note("results: " + summary.dir.string());
 
-  const WorkRoot work_root;
+  // The run's overlays and job initrds: <cache>/work/run.<pid>, removed when the run ends on any
+  // path (`smtlab cache gc` removes it after a run that was killed).
+  const ScopedDirectory work_root(cache_dir() / "work" / cache::process_dir_name("run"));
   const auto& work = work_root.path();
   Progress progress(static_cast<int>(plan.cells.size()), options.live_progress);
 

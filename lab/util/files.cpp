@@ -12,6 +12,17 @@
 
 namespace smtlab {
 
+ScopedDirectory::ScopedDirectory(std::filesystem::path path) : path_(std::move(path)) {
+  std::filesystem::remove_all(path_);
+  std::filesystem::create_directories(path_);
+}
+
+ScopedDirectory::~ScopedDirectory() {
+  if (released_) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
 std::string read_file(const std::filesystem::path& file, size_t max_bytes) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw Error("cannot read " + file.string() + ": " + std::strerror(errno));

@@ -13,6 +13,24 @@ std::string read_file(const std::filesystem::path& file, size_t max_bytes = 64 <
 // readers see the old or the new content, never a torn one.
 void write_file_atomic(const std::filesystem::path& file, const std::string& content);
 
+// A scratch directory made (empty) when this is constructed and removed, with everything in it,
+// when this goes: on every path, exceptions included, unless release()d. Removal errors are
+// ignored (a directory that cannot go is `smtlab cache gc`'s to collect).
+class ScopedDirectory {
+ public:
+  explicit ScopedDirectory(std::filesystem::path path);
+  ~ScopedDirectory();
+  ScopedDirectory(const ScopedDirectory&) = delete;
+  ScopedDirectory& operator=(const ScopedDirectory&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  // Keeps the directory: it is no longer removed.
+  void release() { released_ = true; }
+
+ private:
+  std::filesystem::path path_;
+  bool released_ = false;
+};
+
 // Appends a line and flushes it to disk (results are never lost to a crash after this returns).
 void append_line_durable(const std::filesystem::path& file, const std::string& line);
 

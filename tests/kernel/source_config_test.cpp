@@ -38,5 +38,11 @@ TEST_CASE("a fragment option that Kconfig drops stops the source build, naming i
     CHECK(msg.find("CONFIG_PRINTK") == std::string::npos);  // that one stuck
     CHECK(msg.find("CONFIG_SMP") == std::string::npos);     // unset was asked, unset it is
   }
+  // The failed build's tree and objects went with it (work/<key>.<pid>).
+  std::error_code ec;
+  for (const auto& w : fs::directory_iterator(cache.root() / "work", ec)) {
+    INFO(w.path());
+    CHECK_FALSE(w.path().filename().string().ends_with("." + std::to_string(getpid())));
+  }
   fs::remove_all(d);
 }

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "scratch.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
@@ -58,6 +59,33 @@ TEST_CASE("write_file_atomic replaces the whole content") {
 }
 
 #include "util/cpulist.hpp"
+
+TEST_CASE("ScopedDirectory starts empty and goes on every path unless released") {
+  namespace fs = std::filesystem;
+  const auto root = smtlab::test::scratch_dir("scoped");
+  fs::create_directories(root / "a");
+  write_file_atomic(root / "a" / "stale", "from an earlier process with the same name");
+  {
+    ScopedDirectory d(root / "a");
+    CHECK(fs::is_directory(d.path()));
+    CHECK(fs::is_empty(d.path()));
+    fs::create_directories(d.path() / "sub");
+    write_file_atomic(d.path() / "sub" / "f", "x");
+  }
+  CHECK_FALSE(fs::exists(root / "a"));
+  try {
+    ScopedDirectory d(root / "b");
+    write_file_atomic(d.path() / "f", "x");
+    throw Error("a failure mid-way");
+  } catch (const Error&) {
+  }
+  CHECK_FALSE(fs::exists(root / "b"));
+  {
+    ScopedDirectory d(root / "c");
+    d.release();
+  }
+  CHECK(fs::is_directory(root / "c"));
+}
 
 TEST_CASE("CPU lists parse and format like sysfs") {
   CHECK(parse_cpulist("0-3,8,10-11\n") == std::vector<int>{0, 1, 2, 3, 8, 10, 11});
