@@ -175,6 +175,21 @@ int pid_in_name(const std::string& name) {
 
 bool process_gone(int pid) { return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH; }
 
+// Whether gc removes the directory `name` (last changed `age_h` hours ago) of the area `area`.
+//   tmp:  <kind>-<key16>.<pid>.<n>   a build: its process is gone, or older than stale_tmp_hours
+//   work: <key16>.<pid>, run.<pid>   likewise
+//   boot: <cell>.<pid>               `smtlab boot` running: once its process is gone
+//         <cell>-<pid>               kept for the user: like an entry, after --unused-days
+bool is_stale(const std::string& area, const std::string& name, double age_h, const GcOptions& options) {
+  if (area == "boot") {
+    const int pid = pid_in_name(name);
+    return pid > 0 ? process_gone(pid) : options.unused_days && age_h / 24.0 > *options.unused_days;
+  }
+  if (age_h > options.stale_tmp_hours || name.rfind("trash-", 0) == 0) return true;
+  const auto dot = name.find('.');
+  return dot != std::string::npos && process_gone(std::atoi(name.c_str() + dot + 1));
+}
+
 // Bytes of the regular files under `dir`, and of those the ones with other hard links.
 std::pair<std::uint64_t, std::uint64_t> tree_size(const fs::path& dir) {
   std::uint64_t total = 0, linked = 0;
@@ -354,26 +369,13 @@ GcResult Cache::gc(const GcOptions& options) {
     total -= e.size;
   }
   result.kept_bytes = total;
-  // Temporary and work directories of builders that are gone (or very old).
+  // tmp, work and boot directories of processes that are gone (or old): is_stale.
   std::error_code ec;
   const double now = now_s();
   for (const char* area : {"tmp", "work", "boot"}) {
     for (const auto& t : fs::directory_iterator(root_ / area, ec)) {
-      const std::string n = t.path().filename();
       const double age_h = (now - mtime_s(t.path())) / 3600.0;
-      bool stale;
-      if (std::string(area) == "boot") {
-        // <cell>.<pid> while `smtlab boot` runs; <cell>-<pid> kept for the user: collected like
-        // an entry, after --unused-days.
-        const int pid = pid_in_name(n);
-        stale = pid > 0 ? process_gone(pid) : options.unused_days && age_h / 24.0 > *options.unused_days;
-      } else {
-        stale = age_h > options.stale_tmp_hours || n.rfind("trash-", 0) == 0;
-        // names: <kind>-<key16>.<pid>.<n> (tmp), <key16>.<pid> or run.<pid> (work)
-        const auto dot = n.find('.');
-        if (!stale && dot != std::string::npos) stale = process_gone(std::atoi(n.c_str() + dot + 1));
-      }
-      if (!stale) continue;
+      if (!is_stale(area, t.path().filename(), age_h, options)) continue;
       if (!options.dry_run) fs::remove_all(t.path(), ec);
       result.removed_tmp.push_back(t.path());
     }

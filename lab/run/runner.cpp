@@ -124,9 +124,6 @@ std::string ready_text(const std::vector<double>& ready_s) {
                              : fmt::format("all {} agents ready after {:.1f} s", ready_s.size(), last);
 }
 
-// A cell measured while other boots ran (recipe parallel) is disturbed by them as much as by any
-// other process: they share caches, memory and the host (BENCHMARKS.md, session 10), so the
-// comparison lists it.
 // "1a2b3c4d5e6f, 7b1c..." of a JSON array of cell ids.
 std::string joined_ids(const nlohmann::json& ids) {
   std::string out;
@@ -134,6 +131,9 @@ std::string joined_ids(const nlohmann::json& ids) {
   return out;
 }
 
+// A cell measured while other boots ran (recipe parallel) is disturbed by them as much as by any
+// other process: they share caches, memory and the host (BENCHMARKS.md, session 10), so the
+// comparison lists it.
 void record_alongside(nlohmann::json& extra, const nlohmann::json& others) {
   if (others.empty()) return;
   extra["disturbances"].push_back("ran alongside cell(s) " + joined_ids(others) +

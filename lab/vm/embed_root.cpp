@@ -17,11 +17,11 @@
 #include "util/log.hpp"
 
 namespace smtlab::vm {
-
-// libvirt.log is rotated beyond this size when a process takes the slot.
-constexpr std::uintmax_t kLibvirtLogCap = 1 << 20;
 namespace fs = std::filesystem;
 namespace {
+
+// libvirt.log is rotated beyond this size when a process takes the slot (tidy_slot).
+constexpr std::uintmax_t kLibvirtLogCap = 1 << 20;
 
 fs::path private_dir(const fs::path& dir) {
   if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
