@@ -298,6 +298,7 @@ ChatResult run_chat(const ChatOptions& o) {
     json ready = parse_report(line, "server");
     const int server_pid = server.pid;
     start_child(client, [&](int fd) { return chat::run_client(port, server_pid, o, fd); });
+    if (o.on_started) o.on_started(server.pid, client.pid);
 
     if (!read_line(client, line, deadline, timed_out))
       throw Error(timed_out ? "chat: the run did not finish within " + std::to_string(o.timeout_s) +

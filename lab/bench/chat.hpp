@@ -3,6 +3,7 @@
 // /work/shared/reference/benchmarks.md). A chat server and a client run as two processes over
 // TCP loopback, with one receiver and one sender thread per connection on both sides (4 threads
 // per user), room broadcast, token-ring turn taking and a switchable sched_yield.
+#include <functional>
 #include <string>
 
 namespace smtlab::bench {
@@ -20,6 +21,11 @@ struct ChatOptions {
   bool coresched = false;       // server and client share one new core-sched cookie
   size_t stack_kib = 64;        // per connection thread
   double timeout_s = 3600;      // the run is killed and refused past this
+  // No chat message (or enter confirm) arrived anywhere for this long: the run has stalled and
+  // fails at once, saying where every user stood and what both sides' threads and sockets were doing.
+  double stall_s = 60;
+  // Called in the calling process once both sides are running (observers, tests).
+  std::function<void(int server_pid, int client_pid)> on_started;
 };
 
 struct ChatResult {

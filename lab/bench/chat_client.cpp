@@ -11,7 +11,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -20,6 +22,7 @@
 #include "bench/chat_wire.hpp"
 #include "bench/coresched.hpp"
 #include "bench/latency.hpp"
+#include "bench/procfs.hpp"
 #include "util/error.hpp"
 
 namespace smtlab::bench::chat {
@@ -46,6 +49,7 @@ struct User {
 
 struct Client {
   ChatOptions options;
+  int server_pid = 0, port = 0;
   long long expected_received_per_user = 0;
   std::mutex m;
   std::condition_variable cv;
@@ -53,6 +57,7 @@ struct Client {
   size_t closed = 0;   // users whose connection the server closed
   std::vector<std::unique_ptr<User>> users;
   uint64_t end_ns = 0;
+  std::atomic<uint64_t> progress_ns{0};  // when the last packet arrived for any user
 };
 
 std::string chat_packet(const User& u) {
@@ -86,6 +91,7 @@ void receive_loop(User& u) {
   std::string_view payload;
   const bool yield = yields_rx(c.options.yield);
   while (reader.next(type, payload)) {
+    c.progress_ns.store(now_ns(), std::memory_order_relaxed);
     if (type == kEnterOk) {
       std::lock_guard lock(c.m);
       ++c.joined;
@@ -110,9 +116,80 @@ void receive_loop(User& u) {
   c.cv.notify_all();
 }
 
+// Where a stalled run stood: each unfinished room's users, both sides' threads, the sockets.
+std::string stall_report(Client& c, const char* phase) {
+  const ChatOptions& o = c.options;
+  std::string out = "the run stalled while " + std::string(phase) + ": nothing arrived for " +
+                    std::to_string(static_cast<long long>(o.stall_s)) + " s";
+  constexpr int kRoomsShown = 8, kUsersShown = 12;
+  int rooms_shown = 0, rooms_unfinished = 0;
+  for (size_t first = 0; first < c.users.size(); first += static_cast<size_t>(o.users)) {
+    std::string room;
+    bool finished = true;
+    for (size_t k = first; k < std::min(c.users.size(), first + o.users); ++k) {
+      User& u = *c.users[k];
+      std::unique_lock lock(u.m, std::try_to_lock);  // a receiver stuck holding it must not stop the report
+      if (lock.owns_lock()) finished = finished && u.left;
+      else finished = false;
+      if (static_cast<int>(k - first) >= kUsersShown) continue;
+      room += k == first ? "" : "; ";
+      room += u.user_name + (lock.owns_lock() ? " sent " + std::to_string(u.sent) + " received " +
+                                                    std::to_string(u.received) + (u.left ? " (left)" : "")
+                                              : std::string(" (its lock is held)"));
+    }
+    if (finished) continue;
+    if (++rooms_unfinished > kRoomsShown) continue;
+    ++rooms_shown;
+    if (static_cast<size_t>(o.users) > static_cast<size_t>(kUsersShown)) room += "; ...";
+    out += "\n  " + c.users[first]->room_name + ": " + room;
+  }
+  if (rooms_unfinished > rooms_shown)
+    out += "\n  ... and " + std::to_string(rooms_unfinished - rooms_shown) + " more unfinished rooms";
+  out += "\n  each user sends " + std::to_string(o.count) + " and receives " +
+         std::to_string(c.expected_received_per_user) + " (token ring: one message in flight per room)";
+  out += "\n  server (pid " + std::to_string(c.server_pid) + "): " + describe_threads(c.server_pid);
+  out += "\n  client (pid " + std::to_string(getpid()) + "): " + describe_threads(getpid());
+  int connections = 0;
+  std::string queued;
+  for (const auto& t : parse_tcp_table(read_proc("/proc/net/tcp").value_or(""))) {
+    if (t.local_port != static_cast<unsigned>(c.port) && t.remote_port != static_cast<unsigned>(c.port)) continue;
+    if (t.state == 10) continue;  // the listening socket
+    ++connections;
+    if (t.tx_queue == 0 && t.rx_queue == 0 && t.state == 1) continue;
+    queued += "\n    " + std::to_string(t.local_port) + " -> " + std::to_string(t.remote_port) + " " +
+              tcp_state_name(t.state) + ", unacknowledged " + std::to_string(t.tx_queue) + " B, unread " +
+              std::to_string(t.rx_queue) + " B";
+  }
+  out += "\n  TCP port " + std::to_string(c.port) + ": " + std::to_string(connections) + " connection ends" +
+         (queued.empty() ? ", all established with nothing queued" : ", these not idle:" + queued);
+  return out;
+}
+
+// Ends the client process with an error report. The connection threads still use the Client,
+// so it must not be unwound: the report is written and the process exits where it stands.
+[[noreturn]] void fail_now(int report_fd, const std::string& message) {
+  write_packet(report_fd, nlohmann::json{{"error", message}}.dump() + "\n");
+  _exit(1);
+}
+
+// Waits until done(), checking every second that some packet arrived within the stall limit;
+// a stall ends the process with stall_report.
+template <class Done>
+void wait_for_progress(Client& c, std::unique_lock<std::mutex>& lock, Done done, const char* phase, int report_fd) {
+  const auto stall_ns = static_cast<uint64_t>(std::max(c.options.stall_s, 0.1) * 1e9);
+  while (!c.cv.wait_for(lock, std::chrono::seconds(1), done)) {
+    const uint64_t last = c.progress_ns.load(std::memory_order_relaxed);
+    const uint64_t now = now_ns();
+    if (now > last && now - last > stall_ns) {
+      lock.unlock();
+      fail_now(report_fd, stall_report(c, phase));
+    }
+  }
+}
+
 int connect_to(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw Error("client: socket failed: " + std::string(strerror(errno)));
+  if (fd < 0) throw Error("socket failed: " + std::string(strerror(errno)));
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
@@ -121,7 +198,7 @@ int connect_to(int port) {
     if (errno == EINTR) continue;
     int e = errno;
     close(fd);
-    throw Error("client: connect to 127.0.0.1:" + std::to_string(port) + " failed: " + strerror(e));
+    throw Error("connect to 127.0.0.1:" + std::to_string(port) + " failed: " + strerror(e));
   }
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -145,6 +222,9 @@ int run_client(int port, int server_pid, const ChatOptions& o, int report_fd) {
   }
   Client c;
   c.options = o;
+  c.server_pid = server_pid;
+  c.port = port;
+  c.progress_ns = now_ns();
   c.expected_received_per_user = static_cast<long long>(o.count) * (o.users - 1);
   const size_t stack = o.stack_kib * 1024;
   // Join one user at a time: connect, start its threads, enter the room, wait for the confirm.
@@ -159,19 +239,23 @@ int run_client(int port, int server_pid, const ChatOptions& o, int report_fd) {
       u->room_name = name;
       std::snprintf(name, sizeof name, "user-%03d", i);
       u->user_name = name;
-      u->fd = connect_to(port);
       User* up = u.get();
       c.users.push_back(std::move(u));
-      start_thread(stack, [up] { up->queue.run_sender(up->fd, yields_tx(up->client->options.yield)); });
-      start_thread(stack, [up] { receive_loop(*up); });
+      try {  // earlier users' threads use c: no unwinding past it
+        up->fd = connect_to(port);
+        start_thread(stack, [up] { up->queue.run_sender(up->fd, yields_tx(up->client->options.yield)); });
+        start_thread(stack, [up] { receive_loop(*up); });
+      } catch (const std::exception& e) {
+        fail_now(report_fd, e.what());
+      }
       std::string enter;
       put_str(enter, up->room_name);
       put_str(enter, up->user_name);
       up->queue.push(std::make_shared<const std::string>(frame(kEnter, enter)));
       std::unique_lock lock(c.m);
       const int want = static_cast<int>(c.users.size());
-      c.cv.wait(lock, [&] { return c.joined >= want || c.closed > 0; });
-      if (c.closed > 0) throw Error("client: the server closed a connection while users were joining");
+      wait_for_progress(c, lock, [&] { return c.joined >= want || c.closed > 0; }, "users were joining", report_fd);
+      if (c.closed > 0) fail_now(report_fd, "the server closed a connection while users were joining");
     }
 
   // Start gate: everyone is in. Observe the thread counts, then user 0 of every room starts.
@@ -179,6 +263,7 @@ int run_client(int port, int server_pid, const ChatOptions& o, int report_fd) {
   const int server_tasks = count_tasks(server_pid);
   const long long cs0 = switches();
   const uint64_t start = now_ns();
+  c.progress_ns = start;
   for (auto& u : c.users)
     if (u->index == 0) {
       std::lock_guard lock(u->m);
@@ -186,7 +271,7 @@ int run_client(int port, int server_pid, const ChatOptions& o, int report_fd) {
     }
   {
     std::unique_lock lock(c.m);
-    c.cv.wait(lock, [&] { return c.closed == c.users.size(); });
+    wait_for_progress(c, lock, [&] { return c.closed == c.users.size(); }, "users were chatting", report_fd);
   }
   const long long cs1 = switches();
   LatencyHistogram all;

@@ -142,7 +142,7 @@ int run_server(int listen_fd, const ChatOptions& options, int report_fd) {
     int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      throw Error("server: accept failed: " + std::string(strerror(errno)));
+      throw Error("accept failed: " + std::string(strerror(errno)));
     }
     ++accepted;
     int one = 1;

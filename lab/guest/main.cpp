@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
   c->add_option("--port", chat.port, "TCP port on 127.0.0.1 (0: any free port)")->capture_default_str();
   c->add_option("--stack-kib", chat.stack_kib, "stack per connection thread")->capture_default_str();
   c->add_option("--timeout", chat.timeout_s, "refuse the run past this many seconds")->capture_default_str();
+  c->add_option("--stall", chat.stall_s, "fail the run, saying where it stood, when nothing arrives for this many seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   c->add_flag("--coresched", chat.coresched, "server and client share a new core-scheduling cookie");
 
   bench::KernbenchOptions kb;

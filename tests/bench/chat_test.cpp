@@ -1,4 +1,8 @@
+#include <signal.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
 
 #include "bench/chat.hpp"
 #include "bench/latency.hpp"
@@ -49,6 +53,42 @@ TEST_CASE("chat: bad parameters and a busy port are refused with a clear error")
   o.users = 1;
   CHECK_THROWS_AS(run_chat(o), smtlab::Error);
   CHECK_THROWS_AS(parse_yield_mode("sometimes"), smtlab::Error);
+}
+
+TEST_CASE("chat: a run whose server freezes fails after the stall limit, saying where each user stood") {
+  ChatOptions o;
+  o.rooms = 1;
+  o.users = 3;
+  o.count = 10000000;  // far longer than the test
+  o.port = 0;
+  o.stall_s = 2;
+  o.timeout_s = 120;
+  int server_pid = 0;
+  o.on_started = [&](int server, int client) {
+    CHECK(server > 0);
+    CHECK(client > 0);
+    CHECK(server != client);
+    server_pid = server;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // well into the chatting
+    kill(server, SIGSTOP);
+  };
+  std::string message;
+  try {
+    run_chat(o);
+  } catch (const smtlab::Error& e) {
+    message = e.what();
+  }
+  INFO(message);
+  REQUIRE(server_pid > 0);
+  CHECK(message.find("chat client: the run stalled while users were chatting: nothing arrived for 2 s") == 0);
+  CHECK(message.find("room-000: user-000 sent ") != std::string::npos);
+  CHECK(message.find("; user-002 sent ") != std::string::npos);
+  CHECK(message.find("each user sends 10000000 and receives 20000000") != std::string::npos);
+  // The frozen server's threads (a main thread and two per connection) are all stopped.
+  CHECK(message.find("server (pid " + std::to_string(server_pid) + "): 7 threads: 7 T") != std::string::npos);
+  CHECK(message.find("client (pid ") != std::string::npos);
+  CHECK(message.find("TCP port ") != std::string::npos);
+  CHECK(kill(server_pid, 0) != 0);  // killed and reaped, stopped or not
 }
 
 TEST_CASE("chat: a run whose counts are off is refused") {

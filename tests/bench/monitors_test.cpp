@@ -1,5 +1,6 @@
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <thread>
 
 #include "bench/monitors.hpp"
+#include "bench/procfs.hpp"
 #include "bench/topology.hpp"
 
 using namespace smtlab::bench;
@@ -111,4 +113,31 @@ TEST_CASE("topology lists online CPUs only and tolerates missing files") {
   put(root / "smt" / "active", "1\n");
   CHECK(topology_report(root)["smt_active"] == 1);
   fs::remove_all(root);
+}
+
+TEST_CASE("/proc/net/tcp rows give ports, state and queued bytes, and malformed rows are skipped") {
+  const std::string text =
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+      "   0: 0100007F:1F40 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0\n"
+      "   1: 0100007F:1F40 0100007F:9C4A 01 00000000:0000003F 00:00000000 00000000     0        0 2 1 0\n"
+      "   2: 0100007F:9C4A 0100007F:1F40 08 00000041:00000000 00:00000000 00000000     0        0 3 1 0\n"
+      "   3: 0100007F:ZZZZ 0100007F:1F40 01 00000000:00000000\n"
+      "garbage\n";
+  auto rows = parse_tcp_table(text);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].local_port == 8000);
+  CHECK(std::string(tcp_state_name(rows[0].state)) == "LISTEN");
+  CHECK(rows[1].remote_port == 40010);
+  CHECK(rows[1].rx_queue == 63);
+  CHECK(std::string(tcp_state_name(rows[1].state)) == "ESTABLISHED");
+  CHECK(rows[2].tx_queue == 65);
+  CHECK(std::string(tcp_state_name(rows[2].state)) == "CLOSE_WAIT");
+  CHECK(std::string(tcp_state_name(42)) == "?");
+}
+
+TEST_CASE("a process's threads are described by state and wait channel") {
+  const std::string self = describe_threads(getpid());
+  INFO(self);
+  CHECK(self.rfind("1 thread: 1 R", 0) == 0);  // this test's only thread, reading its own /proc
+  CHECK(describe_threads(getpid(), "/nonexistent") == "gone");
 }
