@@ -13,6 +13,7 @@
 #include "protocol/job_route.hpp"
 #include "run/job_builder.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/log.hpp"
 #include "util/sha256.hpp"
 #include "vm/console.hpp"
@@ -21,6 +22,7 @@
 #include "vm/pinning.hpp"
 #include "vm/staging.hpp"
 #include "vm/topology_check.hpp"
+#include "vm/vcpu_state.hpp"
 
 namespace smtlab::run {
 namespace {
@@ -234,6 +236,22 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       failed_vm = vm;
     }
   };
+  // A guest that stopped making progress: where its vCPUs are (QEMU's registers, kept next to its
+  // console as vcpus-vm<k>.txt), said after the timeout's error. Only for the first error.
+  auto where_vcpus_are = [&](int k) -> std::string {
+    if (!outcome.error.empty() || k >= static_cast<int>(group.size())) return {};
+    const std::string text = group[k].vcpu_registers();
+    const auto vcpus = vm::parse_vcpu_registers(text);
+    if (vcpus.empty()) return {};
+    const auto file = specs[k].console_log.parent_path() / ("vcpus-vm" + std::to_string(k) + ".txt");
+    try {
+      write_file_atomic(file, text);
+    } catch (const Error&) {
+      return "; VM " + std::to_string(k) + " at the timeout: " + vm::describe(vcpus);
+    }
+    return "; VM " + std::to_string(k) + " at the timeout: " + vm::describe(vcpus) + " (registers in " +
+           file.filename().string() + ")";
+  };
   // Panics, init errors, stalls and warnings on a VM's console so far.
   auto console_findings = [&](int k) { return vm::scan_console(vm::read_console(specs[k].console_log)); };
 
@@ -355,14 +373,18 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
     for (int k = 0; k < vms; ++k) {
       if (!state[k].hello && elapsed > config.boot_timeout_s)
         fail(k, "VM " + std::to_string(k) + " did not start its agent within " + std::to_string(config.boot_timeout_s) +
-                    " s (boot timeout)");
+                    " s (boot timeout)" + where_vcpus_are(k));
     }
     // A shared boot has each of its cells' time: n x the cell timeout for the whole boot.
-    if (elapsed > static_cast<double>(config.cell_timeout_s) * n_jobs)
-      fail(0, shared ? "the shared boot's " + std::to_string(n_jobs) + " cells did not finish within " +
-                           std::to_string(config.cell_timeout_s * n_jobs) + " s (" + std::to_string(n_jobs) +
-                           " x the cell timeout)"
-                     : "the cell did not finish within " + std::to_string(config.cell_timeout_s) + " s (cell timeout)");
+    if (outcome.error.empty() && elapsed > static_cast<double>(config.cell_timeout_s) * n_jobs) {
+      std::string where;
+      for (int k = 0; k < vms; ++k) where += where_vcpus_are(k);
+      fail(0, (shared ? "the shared boot's " + std::to_string(n_jobs) + " cells did not finish within " +
+                            std::to_string(config.cell_timeout_s * n_jobs) + " s (" + std::to_string(n_jobs) +
+                            " x the cell timeout)"
+                      : "the cell did not finish within " + std::to_string(config.cell_timeout_s) + " s (cell timeout)") +
+                  where);
+    }
     if (seconds_since(last_console_check) >= 1.0 || !outcome.error.empty()) {
       last_console_check = Clock::now();
       for (int k = 0; k < vms; ++k) {
@@ -483,7 +505,9 @@ SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& confi
   for (int attempt = 1; attempt <= config.boot_retries && failed_while_booting(outcome) && !vm::interrupted(); ++attempt) {
     std::string kept;
     for (int k = 0; k < static_cast<int>(config.jobs.size()); ++k) {
-      std::vector<std::filesystem::path> logs = {config.console_log(k), config.stream_log(k)};
+      std::vector<std::filesystem::path> logs = {config.console_log(k), config.stream_log(k),
+                                                 config.console_log(k).parent_path() /
+                                                     ("vcpus-vm" + std::to_string(k) + ".txt")};
       if (config.qemu_log) logs.push_back(config.qemu_log(k));
       for (const auto& log : logs) {
         std::error_code ec;

@@ -1,5 +1,6 @@
 #include "vm/domain.hpp"
 
+#include <libvirt/libvirt-qemu.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 #include <signal.h>
@@ -234,6 +235,21 @@ const std::string& Domain::xml() const { return impl_->xml; }
 int Domain::qemu_pid() const { return impl_->pid; }
 double Domain::uptime_s() const {
   return std::chrono::duration<double>(Clock::now() - impl_->started).count();
+}
+
+std::string Domain::vcpu_registers() const {
+  if (!impl_->dom || is_stopped()) return {};
+  char* text = nullptr;
+  // The monitor passthrough: libvirt marks the domain tainted (custom-monitor), harmless for a
+  // guest that is about to be destroyed.
+  if (virDomainQemuMonitorCommand(impl_->dom, "info registers -a", &text, VIR_DOMAIN_QEMU_MONITOR_COMMAND_HMP) < 0) {
+    virResetLastError();
+    return {};
+  }
+  std::string out = text ? text : "";
+  free(text);
+  if (out.size() > (1u << 20)) out.resize(1u << 20);
+  return out;
 }
 
 // A dead connection sends no more events: its guests count as stopped (a remote libvirtd

@@ -43,6 +43,9 @@ class Domain {
   const std::string& xml() const;  // what was given to libvirt
   int qemu_pid() const;            // -1 when unknown (remote connections)
   double uptime_s() const;         // since start()
+  // QEMU's "info registers -a" for a running guest (at most 1 MiB): where each vCPU is, for a
+  // guest that stopped making progress. Empty when stopped or when the monitor refuses.
+  std::string vcpu_registers() const;
 
   // Until the guest stops (power-off, crash, destroy), `timeout` passes, or the process is
   // interrupted (vm::interrupted()). Does not destroy anything.

@@ -24,6 +24,7 @@
 #include "vm/connection.hpp"
 #include "vm/console.hpp"
 #include "vm/domain.hpp"
+#include "vm/vcpu_state.hpp"
 #include "vm/embed_root.hpp"
 #include "vm/pinning.hpp"
 #include "vm/topology_check.hpp"
@@ -341,6 +342,17 @@ TEST_CASE("RAII: a running guest is destroyed when its Domain or DomainGroup goe
       CHECK(allowed["CPU 1/KVM"] == "0");
     }
     CHECK(allowed["qemu-system-x86"] == "0");
+    // Where each vCPU is, from QEMU (what a boot or cell timeout records; a vCPU the kernel has
+    // not started yet is in real mode, EIP= rather than RIP=).
+    const std::string registers = dom.vcpu_registers();
+    INFO(registers);
+    auto vcpus = parse_vcpu_registers(registers);
+    REQUIRE(vcpus.size() == 2);
+    CHECK(vcpus[0].cpu == 0);
+    CHECK(vcpus[1].cpu == 1);
+    CHECK(vcpus[0].rip != 0);
+    dom.destroy();
+    CHECK(dom.vcpu_registers().empty());
   }
   CHECK(process_gone(pid));
   CHECK(test::pgrep_qemu_under(root) == 0);

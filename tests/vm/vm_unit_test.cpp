@@ -20,6 +20,7 @@
 #include "vm/interrupt.hpp"
 #include "vm/file_follower.hpp"
 #include "vm/topology_check.hpp"
+#include "vm/vcpu_state.hpp"
 #include "vm/domain_xml.hpp"
 #include "vm/embed_root.hpp"
 #include "vm/host_topology.hpp"
@@ -753,4 +754,35 @@ TEST_CASE("a new owner of an embedded root slot removes per-guest files dead own
   fs::remove_all(root / "lib");
   smtlab::vm::tidy_slot(root);
   CHECK(fs::file_size(root / "libvirt.log") == 10);
+}
+
+TEST_CASE("QEMU's info registers gives each vCPU's RIP, privilege and halt state") {
+  const std::string text =
+      "CPU#0\n"
+      "RAX=0000000000000000 RBX=ffffffff82613940 RCX=0000000000000001 RDX=0000000000000000\n"
+      "RIP=ffffffff81c8e1ab RFL=00000246 [---Z-P-] CPL=0 II=0 A20=1 SMM=0 HLT=1\n"
+      "ES =0000 0000000000000000 00000000 00000000\n"
+      "CPU#1\n"
+      "RIP=ffffffff8110f2a0 RFL=00000082 [--S----] CPL=0 II=0 A20=1 SMM=0 HLT=0\n"
+      "CPU#2\n"
+      "RIP=00007f3a1c2b4e10 RFL=00000202 [-------] CPL=3 II=0 A20=1 SMM=0 HLT=0\n"
+      "CPU#3\n"
+      "EAX=00000000 EBX=00000000\n"
+      "EIP=000fd09a EFL=00000002 [-------] CPL=0 II=0 A20=1 SMM=0 HLT=1\n"
+      "CPU#4\n"
+      "RAX=0000000000000000 but no instruction pointer\n";
+  auto v = smtlab::vm::parse_vcpu_registers(text);
+  REQUIRE(v.size() == 4);
+  CHECK(v[3].rip == 0xfd09a);  // a secondary vCPU the kernel has not started yet
+  CHECK(v[0].cpu == 0);
+  CHECK(v[0].rip == 0xffffffff81c8e1abull);
+  CHECK(v[0].halted);
+  CHECK(v[1].cpu == 1);
+  CHECK_FALSE(v[1].halted);
+  CHECK(v[2].cpl == 3);
+  CHECK(smtlab::vm::describe(v) ==
+        "vCPU 0 idle (HLT) at ffffffff81c8e1ab, vCPU 1 in the kernel at ffffffff8110f2a0, "
+        "vCPU 2 in user space at 00007f3a1c2b4e10, vCPU 3 idle (HLT) at 00000000000fd09a");
+  CHECK(smtlab::vm::parse_vcpu_registers("error: no such command\n").empty());
+  CHECK(smtlab::vm::parse_vcpu_registers("CPU#x\nRIP=ffff\n").empty());
 }
