@@ -50,6 +50,7 @@ std::vector<VcpuState> parse_vcpu_registers(const std::string& text) {
       cur.rip = v;
       have_rip = true;
     }
+    if (field(line, "RFL", 16, v) || field(line, "EFL", 16, v)) cur.interrupts_enabled = (v & 0x200) != 0;
     if (field(line, "CPL", 10, v)) cur.cpl = static_cast<int>(v);
     if (field(line, "HLT", 10, v)) cur.halted = v != 0;
   }
@@ -67,6 +68,38 @@ std::string describe(const std::vector<VcpuState>& vcpus) {
            (v.halted ? " idle (HLT) at " : v.cpl == 3 ? " in user space at " : " in the kernel at ") + rip;
   }
   return out;
+}
+
+bool locked_up(const std::vector<VcpuState>& before, const std::vector<VcpuState>& after) {
+  if (before.empty() || before.size() != after.size()) return false;
+  for (size_t i = 0; i < before.size(); ++i) {
+    const auto &a = before[i], &b = after[i];
+    if (a.cpu != b.cpu || a.rip != b.rip || a.halted || b.halted || a.interrupts_enabled || b.interrupts_enabled)
+      return false;
+  }
+  return true;
+}
+
+std::optional<std::string> LockupWatch::check(Clock::time_point now, uint64_t console_bytes,
+                                              const std::function<std::string()>& registers) {
+  if (reported_) return std::nullopt;
+  if (!changed_ || console_bytes != bytes_) {
+    bytes_ = console_bytes;
+    changed_ = now;
+    sampled_.reset();
+    last_.clear();
+    return std::nullopt;
+  }
+  if (now - *changed_ < quiet_ || (sampled_ && now - *sampled_ < apart_)) return std::nullopt;
+  std::string text = registers();
+  auto vcpus = parse_vcpu_registers(text);
+  sampled_ = now;
+  const bool stuck = locked_up(last_, vcpus);
+  last_ = std::move(vcpus);
+  last_text_ = std::move(text);
+  if (!stuck) return std::nullopt;
+  reported_ = true;
+  return describe(last_);
 }
 
 }  // namespace smtlab::vm

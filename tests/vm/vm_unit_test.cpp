@@ -786,3 +786,54 @@ TEST_CASE("QEMU's info registers gives each vCPU's RIP, privilege and halt state
   CHECK(smtlab::vm::parse_vcpu_registers("error: no such command\n").empty());
   CHECK(smtlab::vm::parse_vcpu_registers("CPU#x\nRIP=ffff\n").empty());
 }
+
+TEST_CASE("a lock-up is every vCPU on one instruction with interrupts off in two samples after the console went silent") {
+  using smtlab::vm::LockupWatch;
+  using namespace std::chrono_literals;
+  auto regs = [](const char* rip0, const char* rip1, const char* rfl1 = "00000002", int hlt1 = 0) {
+    return std::string("CPU#0\nRIP=") + rip0 + " RFL=00000002 [-------] CPL=0 II=0 A20=1 SMM=0 HLT=0\nCPU#1\nRIP=" + rip1 +
+           " RFL=" + rfl1 + " [-------] CPL=0 II=0 A20=1 SMM=0 HLT=" + std::to_string(hlt1) + "\n";
+  };
+  const auto t0 = LockupWatch::Clock::now();
+  int asked = 0;
+  std::string now_regs = regs("ffffffff81146755", "ffffffff81146755");
+  auto sample = [&] {
+    ++asked;
+    return now_regs;
+  };
+
+  LockupWatch booting(10s, 5s);
+  // A console that keeps growing is never sampled.
+  for (int s = 0; s <= 60; ++s) CHECK_FALSE(booting.check(t0 + std::chrono::seconds(s), 1000u + s, sample));
+  CHECK(asked == 0);
+
+  LockupWatch w(10s, 5s);
+  CHECK_FALSE(w.check(t0, 500, sample));
+  CHECK_FALSE(w.check(t0 + 9s, 500, sample));
+  CHECK(asked == 0);
+  CHECK_FALSE(w.check(t0 + 10s, 500, sample));  // the first sample: nothing to compare with
+  CHECK(asked == 1);
+  CHECK_FALSE(w.check(t0 + 12s, 500, sample));  // not 5 s apart yet
+  CHECK(asked == 1);
+  auto stuck = w.check(t0 + 15s, 500, sample);
+  REQUIRE(stuck);
+  CHECK(*stuck == "vCPU 0 in the kernel at ffffffff81146755, vCPU 1 in the kernel at ffffffff81146755");
+  CHECK(w.last_registers() == now_regs);
+  CHECK_FALSE(w.check(t0 + 30s, 500, sample));  // said once
+
+  // Not a lock-up: a vCPU moved, a vCPU idles in HLT, a vCPU has interrupts on, or the console moved.
+  auto second_sample_of = [&](const std::string& later, bool console_moves) {
+    LockupWatch x(10s, 5s);
+    now_regs = regs("ffffffff81146755", "ffffffff81146755");
+    x.check(t0, 500, sample);
+    x.check(t0 + 10s, 500, sample);
+    now_regs = later;
+    return x.check(t0 + 15s, console_moves ? 600 : 500, sample).has_value();
+  };
+  CHECK_FALSE(second_sample_of(regs("ffffffff81146755", "ffffffff81146800"), false));
+  CHECK_FALSE(second_sample_of(regs("ffffffff81146755", "ffffffff81146755", "00000002", 1), false));
+  CHECK_FALSE(second_sample_of(regs("ffffffff81146755", "ffffffff81146755", "00000202"), false));
+  CHECK_FALSE(second_sample_of(regs("ffffffff81146755", "ffffffff81146755"), true));
+  CHECK(second_sample_of(regs("ffffffff81146755", "ffffffff81146755"), false));
+  CHECK_FALSE(second_sample_of("", false));  // no registers to be had: no verdict
+}
