@@ -61,8 +61,9 @@ ImageSpec parse_image(const YamlFile& file, const YAML::Node& node, const std::s
       auto dst = fm.need("destination", "the absolute path in the guest");
       ImageFile f;
       f.source = file.resolve(text(src));
-      if (!fs::exists(f.source)) src.fail("file '" + file.display_of(src.value.Scalar()).string() + "' not found",
-                                          "paths are relative to the file that names them");
+      if (auto why = path_problem(f.source, PathKind::any); !why.empty())
+        src.fail("file '" + file.display_of(src.value.Scalar()).string() + "' " + why,
+                 "paths are relative to the file that names them");
       f.destination = text(dst);
       if (f.destination.empty() || f.destination[0] != '/' || f.destination.find("..") != std::string::npos)
         dst.fail("'" + f.destination + "' is not an absolute guest path", "write e.g. /usr/local/bin/tool (no '..')");

@@ -51,8 +51,8 @@ std::string shown(const YamlFile& file, const std::string& written, const char* 
 std::vector<fs::path> patch_list(const Entry& e, const YamlFile& file) {
   std::vector<fs::path> out;
   auto need_file = [&](const YAML::Node& at, const fs::path& p, const std::string& show) {
-    if (!fs::is_regular_file(p))
-      file.fail(at, "patch '" + show + "' not found", "patches are files relative to the kernel definition");
+    if (auto why = path_problem(p, PathKind::file); !why.empty())
+      file.fail(at, "patch '" + show + "' " + why, "patches are files relative to the kernel definition");
     out.push_back(p);
   };
   if (e.value.IsSequence()) {
@@ -66,14 +66,16 @@ std::vector<fs::path> patch_list(const Entry& e, const YamlFile& file) {
   std::string written = text(e);
   fs::path p = locate(file, written, "patches");
   std::string show = shown(file, written, "patches");
-  if (fs::is_directory(p)) {
-    for (const auto& de : fs::directory_iterator(p))
-      if (de.is_regular_file() && de.path().extension() == ".patch") out.push_back(de.path().lexically_normal());
+  if (path_problem(p, PathKind::directory).empty()) {
+    std::error_code ec;
+    for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec) && it->path().extension() == ".patch") out.push_back(it->path().lexically_normal());
+    if (ec) e.fail("cannot list the patch directory '" + show + "': " + ec.message());
     std::sort(out.begin(), out.end());  // an empty queue is allowed: the directory exists, no patch in it yet
     return out;
   }
-  if (!fs::is_regular_file(p))
-    e.fail("patches '" + show + "' not found",
+  if (auto why = path_problem(p, PathKind::file); !why.empty())
+    e.fail("patches '" + show + "' " + why,
            "name a directory of *.patch files or a series file (bare names are looked up in patches/ beside the kernel "
            "definition)");
   if (p.extension() == ".patch") return {p};
@@ -88,8 +90,8 @@ std::vector<fs::path> patch_list(const Entry& e, const YamlFile& file) {
     if (sp != std::string::npos) line.erase(sp);
     if (line.empty()) continue;
     fs::path patch = (p.parent_path() / line).lexically_normal();
-    if (!fs::is_regular_file(patch))
-      e.fail("patch '" + line + "' listed in series file '" + show + "' not found", "patch names in a series file are relative to it");
+    if (auto why = path_problem(patch, PathKind::file); !why.empty())
+      e.fail("patch '" + line + "' listed in series file '" + show + "' " + why, "patch names in a series file are relative to it");
     out.push_back(patch);
   }
   if (out.empty()) e.fail("the series file '" + show + "' lists no patches");
@@ -140,8 +142,8 @@ KernelSpec parse_kernel(const YamlFile& file, const YAML::Node& node, const std:
         k.git_ref = text(m.need("ref", "a git tree needs 'ref': a branch, tag or commit"));
       } else {
         fs::path p = file.resolve(tree);
-        if (!fs::exists(p))
-          e.fail("kernel tree '" + file.display_of(tree).string() + "' not found",
+        if (auto why = path_problem(p, PathKind::any); !why.empty())
+          e.fail("kernel tree '" + file.display_of(tree).string() + "' " + why,
                  "allowed: debian:<linux-source package>, a tarball, a directory, or a git URL with ref");
         k.tree = p.string();
       }
@@ -163,8 +165,8 @@ KernelSpec parse_kernel(const YamlFile& file, const YAML::Node& node, const std:
         for (const auto& item : items) {
           if (!item.IsScalar() || item.Scalar().empty()) file.fail(item, "items of 'fragments' must be file names");
           fs::path p = locate(file, item.Scalar(), "fragments");
-          if (!fs::is_regular_file(p))
-            file.fail(item, "config fragment '" + shown(file, item.Scalar(), "fragments") + "' not found",
+          if (auto why = path_problem(p, PathKind::file); !why.empty())
+            file.fail(item, "config fragment '" + shown(file, item.Scalar(), "fragments") + "' " + why,
                       "bare names are looked up in fragments/ beside the kernel definition; other paths are relative to it");
           k.fragments.push_back(p);
         }
@@ -175,12 +177,13 @@ KernelSpec parse_kernel(const YamlFile& file, const YAML::Node& node, const std:
     case KernelSource::path: {
       auto e = m.need("bzimage", "give the path of a built kernel image (bzImage / vmlinuz)");
       fs::path p = file.resolve(text(e));
-      if (!fs::is_regular_file(p)) e.fail("kernel image '" + file.display_of(e.value.Scalar()).string() + "' not found");
+      if (auto why = path_problem(p, PathKind::file); !why.empty())
+        e.fail("kernel image '" + file.display_of(e.value.Scalar()).string() + "' " + why);
       k.bzimage = p;
       if (auto mod = m.get("modules")) {
         fs::path d = file.resolve(text(*mod));
-        if (!fs::is_directory(d))
-          mod->fail("modules directory '" + file.display_of(mod->value.Scalar()).string() + "' not found",
+        if (auto why = path_problem(d, PathKind::directory); !why.empty())
+          mod->fail("modules directory '" + file.display_of(mod->value.Scalar()).string() + "' " + why,
                     "give the lib/modules/<version> directory that matches the image, or remove 'modules'");
         k.modules_dir = d;
       }

@@ -53,8 +53,8 @@ KernelSpec kernel_entry(const YamlFile& f, const Entry& e) {
   if (e.value.IsMap()) return parse_kernel(f, e.value, "kernel '" + e.key + "'", &e.key_node);
   std::string written = text(e);
   fs::path p = f.resolve(written);
-  if (!fs::is_regular_file(p))
-    e.fail("kernel file '" + f.display_of(written).string() + "' not found",
+  if (auto why = path_problem(p, PathKind::file); !why.empty())
+    e.fail("kernel file '" + f.display_of(written).string() + "' " + why,
            "paths are relative to the directory of " + f.display().string() + "; or write the kernel inline as a mapping");
   auto kf = YamlFile::load(p, f.display_of(written));
   KernelSpec k = parse_kernel(kf, kf.root(), "kernel definition", nullptr);
@@ -66,8 +66,8 @@ ImageSpec image_entry(const YamlFile& f, const Entry& e) {
   if (e.value.IsMap()) return parse_image(f, e.value, "image", &e.key_node);
   std::string written = text(e);
   fs::path p = f.resolve(written);
-  if (!fs::is_regular_file(p))
-    e.fail("image file '" + f.display_of(written).string() + "' not found",
+  if (auto why = path_problem(p, PathKind::file); !why.empty())
+    e.fail("image file '" + f.display_of(written).string() + "' " + why,
            "paths are relative to the directory of " + f.display().string() + "; or write the image inline as a mapping");
   auto imf = YamlFile::load(p, f.display_of(written));
   ImageSpec img = parse_image(imf, imf.root(), "image definition", nullptr);

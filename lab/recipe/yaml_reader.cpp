@@ -34,6 +34,16 @@ YamlFile YamlFile::load(const fs::path& file, const fs::path& display) {
   return f;
 }
 
+std::string path_problem(const fs::path& path, PathKind kind) {
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found) return "not found";
+  if (ec) return "cannot be looked up: " + ec.message();
+  if (kind == PathKind::file && !fs::is_regular_file(status)) return "is not a file";
+  if (kind == PathKind::directory && !fs::is_directory(status)) return "is not a directory";
+  return {};
+}
+
 SourceLocation YamlFile::at(const YAML::Node& node) const {
   auto m = node.Mark();
   if (m.line < 0) return {display_.string(), 1, 1};

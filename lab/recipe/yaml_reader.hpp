@@ -42,6 +42,12 @@ class YamlFile {
   YAML::Node root_;
 };
 
+enum class PathKind { file, directory, any };
+// What keeps `path` (written in a recipe) from being used as a `kind`, in words that follow its
+// name: "not found", "is not a file", "is not a directory", "cannot be looked up: File name too
+// long"; empty when nothing does. Never throws: the path is the user's text.
+std::string path_problem(const std::filesystem::path& path, PathKind kind);
+
 // A key and its value, for messages that point at either.
 struct Entry {
   const YamlFile* file = nullptr;
