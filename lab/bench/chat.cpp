@@ -220,7 +220,11 @@ bool read_line(Child& c, std::string& line, std::chrono::steady_clock::time_poin
 json parse_report(const std::string& line, const char* side) {
   json j = json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error(std::string("chat: garbled report from the ") + side);
-  if (j.contains("error")) throw Error(std::string("chat ") + side + ": " + j["error"].get<std::string>());
+  if (j.contains("error") && j["error"].is_string()) {
+    std::string message = std::string("chat ") + side + ": " + j["error"].get<std::string>();
+    if (j.value("stalled", false)) throw StalledError(message);
+    throw Error(message);
+  }
   return j;
 }
 

@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include "util/error.hpp"
+
 namespace smtlab::bench {
 
 enum class YieldMode { both, rx, tx, none };
@@ -26,6 +28,13 @@ struct ChatOptions {
   double stall_s = 60;
   // Called in the calling process once both sides are running (observers, tests).
   std::function<void(int server_pid, int client_pid)> on_started;
+};
+
+// A run that stopped making progress (ChatOptions::stall_s): the workload, or the machine under
+// it, stalled; the message says where every user stood.
+class StalledError : public Error {
+ public:
+  using Error::Error;
 };
 
 struct ChatResult {

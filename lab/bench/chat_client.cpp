@@ -167,8 +167,10 @@ std::string stall_report(Client& c, const char* phase) {
 
 // Ends the client process with an error report. The connection threads still use the Client,
 // so it must not be unwound: the report is written and the process exits where it stands.
-[[noreturn]] void fail_now(int report_fd, const std::string& message) {
-  write_packet(report_fd, nlohmann::json{{"error", message}}.dump() + "\n");
+[[noreturn]] void fail_now(int report_fd, const std::string& message, bool stalled = false) {
+  nlohmann::json report = {{"error", message}};
+  if (stalled) report["stalled"] = true;
+  write_packet(report_fd, report.dump() + "\n");
   _exit(1);
 }
 
@@ -182,7 +184,7 @@ void wait_for_progress(Client& c, std::unique_lock<std::mutex>& lock, Done done,
     const uint64_t now = now_ns();
     if (now > last && now - last > stall_ns) {
       lock.unlock();
-      fail_now(report_fd, stall_report(c, phase));
+      fail_now(report_fd, stall_report(c, phase), true);
     }
   }
 }

@@ -183,6 +183,7 @@ void run_chat_job(const Job& job, RecordObserver& obs) {
   o.count = p.count;
   o.yield = bench::parse_yield_mode(p.yield);
   o.port = p.port;
+  o.stall_s = p.stall_s;
   o.coresched = job.coresched;
   const int total = p.discard + job.iterations;
   for (int run = 1; run <= total; ++run) {
@@ -387,7 +388,7 @@ int run_job(const Job& job, RecordWriter& out, const AgentOptions& options) {
         throw Error("unknown job kind \"" + kind + "\"");
       }
     } catch (const std::exception& e) {
-      out.error(describe(e), true);
+      out.error(describe(e), true, dynamic_cast<const bench::StalledError*>(&e) != nullptr);
       progress("error: " + describe(e));
       exit_code = 1;
     }

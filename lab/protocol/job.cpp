@@ -102,7 +102,7 @@ json to_json(const KernbenchParams& p) {
 }
 json to_json(const ChatParams& p) {
   return {{"rooms", p.rooms}, {"users", p.users}, {"count", p.count},
-          {"yield", p.yield}, {"port", p.port},   {"discard", p.discard}};
+          {"yield", p.yield}, {"port", p.port},   {"discard", p.discard}, {"stall_s", p.stall_s}};
 }
 json to_json(const HackbenchParams& p) {
   return {{"groups", p.groups}, {"loops", p.loops}, {"fds", p.fds},
@@ -261,6 +261,7 @@ ChatParams chat_params(const Job& job) {
   get_string(o, "yield", "params.", p.yield, {"both", "rx", "tx", "none"});
   get_int(o, "port", "params.", p.port, 0, 65535);
   get_int(o, "discard", "params.", p.discard, 0, 100000);
+  get_int(o, "stall_s", "params.", p.stall_s, 1, 86400);
   return p;
 }
 

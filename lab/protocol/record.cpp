@@ -60,8 +60,10 @@ void RecordWriter::set_context(const json& fields) {
   context_ = fields.is_object() ? fields : json::object();
 }
 
-void RecordWriter::error(const std::string& message, bool fatal) {
-  write("error", {{"message", message}, {"fatal", fatal}});
+void RecordWriter::error(const std::string& message, bool fatal, bool stalled) {
+  json fields = {{"message", message}, {"fatal", fatal}};
+  if (stalled) fields["stalled"] = true;
+  write("error", fields);
 }
 
 void RecordWriter::event(const std::string& name, const json& detail) {

@@ -39,7 +39,8 @@ class RecordWriter {
   void set_context(const nlohmann::json& fields);
 
   // Convenience writers for the common types.
-  void error(const std::string& message, bool fatal);
+  // stalled: the workload stopped making progress (the host may run such a cell again).
+  void error(const std::string& message, bool fatal, bool stalled = false);
   void event(const std::string& name, const nlohmann::json& detail = nlohmann::json::object());
   void end(bool ok, int exit_code);
 

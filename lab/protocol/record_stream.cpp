@@ -133,7 +133,8 @@ std::string validate_record(const json& r) {
     return first({need(r, "stream", &J::is_string, "a string"), need(r, "line", &J::is_string, "a string")});
   if (type == "error")
     return first({need(r, "message", &J::is_string, "a string"),
-                  need(r, "fatal", &J::is_boolean, "a boolean", true)});
+                  need(r, "fatal", &J::is_boolean, "a boolean", true),
+                  need(r, "stalled", &J::is_boolean, "a boolean", true)});
   if (type == "end") {
     auto c = first({need(r, "status", &J::is_string, "a string"),
                     need(r, "exit_code", &J::is_number_integer, "an integer", true)});

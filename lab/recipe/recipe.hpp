@@ -120,6 +120,9 @@ struct ChatParams {
   YieldMode yield = YieldMode::both;
   int port = 8000;
   int discard = 1;  // leading iterations reported as warm-up (Volano's protocol: 4 runs, last 3)
+  // `stall`: a run in which no message arrives for this many seconds fails at once, saying where
+  // every user stood (instead of waiting out the cell timeout). Not part of the cell's definition.
+  int stall_s = 60;
 };
 
 struct HackbenchParams {

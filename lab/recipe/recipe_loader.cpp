@@ -247,7 +247,7 @@ std::vector<std::string> benchmark_keys(const std::string& kind) {
   std::vector<std::string> keys = {"kind", "name", "iterations"};
   std::vector<std::string> extra;
   if (kind == "kernbench") extra = {"jobs", "warmup", "scale"};
-  if (kind == "chat") extra = {"rooms", "users", "count", "yield", "port", "discard"};
+  if (kind == "chat") extra = {"rooms", "users", "count", "yield", "port", "discard", "stall"};
   if (kind == "hackbench") extra = {"groups", "loops", "fds", "threads", "pipes"};
   if (kind == "command") extra = {"run"};
   keys.insert(keys.end(), extra.begin(), extra.end());
@@ -320,6 +320,7 @@ Benchmark parse_benchmark(const YamlFile& f, const YAML::Node& node) {
       p.yield = choice<YieldMode>(*e, {{"both", YieldMode::both}, {"rx", YieldMode::rx}, {"tx", YieldMode::tx},
                                        {"none", YieldMode::none}});
     if (auto e = m.get("port")) p.port = static_cast<int>(integer(*e, 1024, 65535));
+    if (auto e = m.get("stall")) p.stall_s = static_cast<int>(integer(*e, 1, 86400));
     if (auto e = m.get("discard")) {
       p.discard = static_cast<int>(integer(*e, 0, 1000));
       if (p.discard >= b.iterations)

@@ -93,6 +93,7 @@ struct JobState {
   bool ended = false;
   bool end_ok = false;
   std::string last_error;
+  bool last_error_stalled = false;
   std::optional<Clock::time_point> first, bench_start, end;
   std::optional<HostCpuSample> host_at_bench, host_at_end;  // local hosts: who used the host CPUs
 };
@@ -109,6 +110,7 @@ struct VmState {
   int exit_code = -1;
   double ready_s = -1;
   std::string last_error;  // the last error record's message
+  bool last_error_stalled = false;  // ... and it said the workload stopped making progress
   protocol::ProblemBudget problems;  // a garbage-spewing guest gets a bounded number of reports
 };
 
@@ -314,7 +316,9 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         }
       } else if (r.type == "error") {
         st.last_error = b.value("message", std::string());
+        st.last_error_stalled = b.value("stalled", false);
         js.last_error = st.last_error;
+        js.last_error_stalled = st.last_error_stalled;
       } else if (r.type == "end" && !st.ended && !js.ended) {
         js.ended = true;
         js.end_ok = b.value("status", std::string()) == "ok";
@@ -450,8 +454,10 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   // cell only (below).
   for (int k = 0; k < vms && outcome.error.empty() && !shared; ++k) {
     const auto& st = state[k];
-    if (st.benchmark && !st.end_ok)
+    if (st.benchmark && !st.end_ok) {
       fail(k, "VM " + std::to_string(k) + " reported failure" + (st.last_error.empty() ? "" : ": " + st.last_error));
+      outcome.stalled = st.last_error_stalled;
+    }
   }
   // The first benchmark VM's job j, from its first measured (or warm-up) iteration to its end.
   auto job_host_share = [&](int j) -> std::optional<HostCpuShare> {
@@ -476,8 +482,10 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         if (js.bench_start && (!bench || *js.bench_start < *bench)) bench = js.bench_start;
         if (js.end && (!end || *js.end > *end)) end = js.end;
         if (!js.ended) c.ended = false;
-        else if (!js.end_ok && job_error.empty())
+        else if (!js.end_ok && job_error.empty()) {
           job_error = "VM " + std::to_string(k) + " reported failure" + (js.last_error.empty() ? "" : ": " + js.last_error);
+          c.stalled = js.last_error_stalled;
+        }
       }
       if (first) c.start_s = since_start(*first);
       c.host_cpu = job_host_share(j);

@@ -65,6 +65,7 @@ struct CellOutcome {
   bool ended = false;  // every benchmark VM reported the end of this cell's job
   bool ok = false;
   std::string error;   // why the cell failed, in words
+  bool stalled = false; // its job reported that it stopped making progress (SessionOutcome::stalled)
   double start_s = -1; // the job's first record, seconds after the first domain start
   double job_s = -1;   // the job's first record to its last "end"
   double bench_s = 0;  // first measured (or warm-up) iteration to the job's "end"
@@ -75,6 +76,10 @@ struct SessionOutcome {
   bool ok = false;
   bool interrupted = false;
   std::string error;          // why the cell failed, in words
+  // The guest's workload reported that it stopped making progress (the chat benchmark's stall
+  // limit). Under TCG the runner runs such a cell once more: QEMU 7.2's TCG now and then leaves
+  // a guest stuck (see vm::locked_up); a second stall is the cell's result.
+  bool stalled = false;
   std::string console_tail;   // of the VM that failed (or VM 0)
   nlohmann::json guest_topology = nlohmann::json::array();  // per VM, as reported
   std::vector<double> ready_s;  // per VM: domain start to the agent's hello (-1: never)

@@ -36,6 +36,7 @@ static nlohmann::json benchmark_params(const recipe::Benchmark& b) {
           c.yield = recipe::to_string(p.yield);
           c.port = p.port;
           c.discard = p.discard;
+          c.stall_s = p.stall_s;
           return protocol::to_json(c);
         } else if constexpr (std::is_same_v<T, recipe::CommandParams>) {
           return nlohmann::json::object();  // the command itself is Job::argv

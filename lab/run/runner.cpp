@@ -268,6 +268,79 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     bool interrupted = false;
   };
 
+  // Under TCG a cell whose workload stalled runs once more (QEMU 7.2's TCG now and then leaves a
+  // guest stuck; RELIABILITY.md); a second stall is the cell's result. Not while interrupted.
+  auto rerun_stalled = [&](bool stalled) { return stalled && summary.accel == "tcg" && !vm::interrupted(); };
+  // The failed attempt of a cell that stalled is kept whole under attempts/; says where.
+  auto keep_stalled_attempt = [&](const plan::Cell& cell, const std::string& error) {
+    const int n = writer->archive_attempt(cell.id);
+    const std::string kept = "attempts/" + cell.id + "/" + std::to_string(n);
+    note(fmt::format("cell {} stalled: {}", cell.id, error));
+    note(fmt::format("under TCG a stalled cell runs once more; that attempt is kept in {}", (summary.dir / kept).string()));
+    return kept;
+  };
+
+  // A boot of one cell. `rerun_of`: this boot runs the cell again after its job stalled in a
+  // shared boot (that boot counted it, and it is not run a third time); says so in its notes.
+  struct Rerun {
+    std::string note;
+  };
+  auto run_cell = [&](const plan::Cell& cell, int k, const std::function<nlohmann::json()>& alongside,
+                      const Rerun* rerun_of = nullptr) -> BootResult {
+    std::string label = cell.variant.name + " " + cell.topology.name + " " + cell.benchmark.name + " [" + cell.id + "]";
+    progress.start_cell(k, label);
+    auto started = utc_now();
+    writer->set_cell_status(cell.id, "running", {{"started", started}});
+
+    SessionConfig config = session_config(cell);
+    ResultsObserver observer(*writer, {cell.id}, progress, k);
+    auto outcome = run_guests(*connection, config, observer);
+    if (!outcome.ok && !outcome.interrupted && !rerun_of && rerun_stalled(outcome.stalled)) {
+      writer->set_cell_status(cell.id, "failed",
+                              {{"started", started}, {"finished", utc_now()}, {"error", outcome.error},
+                               {"wall_s", outcome.wall_s}, {"notes", outcome.notes},
+                               {"console_tail", outcome.console_tail}});
+      const std::string kept = keep_stalled_attempt(cell, outcome.error);
+      started = utc_now();
+      writer->set_cell_status(cell.id, "running", {{"started", started}});
+      auto again = run_guests(*connection, config, observer);
+      again.notes.insert(again.notes.begin(), "an earlier attempt stalled (kept in " + kept + "): " + outcome.error);
+      outcome = std::move(again);
+    }
+    if (rerun_of) outcome.notes.insert(outcome.notes.begin(), rerun_of->note);
+    BootResult result;
+    if (outcome.interrupted) {
+      writer->reset_cell(cell.id);
+      writer->update_manifest({{"interrupted", utc_now()}});
+      progress.end_cell(k, "interrupted", "finish the run with --resume", rerun_of ? 0 : 1);
+      result.interrupted = true;
+      return result;
+    }
+    const nlohmann::json others = alongside();
+    nlohmann::json extra = {{"started", started},
+                            {"finished", utc_now()},
+                            {"wall_s", outcome.wall_s},
+                            {"bench_s", outcome.bench_s},
+                            {"ready_s", outcome.ready_s},
+                            {"guest_topology", outcome.guest_topology},
+                            {"kernel_cmdline", kernel_cmdline_text(cell)},
+                            {"notes", outcome.notes},
+                            {"disturbances", outcome.disturbances},
+                            {"ran_alongside", others},
+                            {"error", outcome.error}};
+    record_host_cpu(extra, outcome.host_cpu, cell.id);
+    record_alongside(extra, others);
+    if (!outcome.ok) extra["console_tail"] = outcome.console_tail;
+    writer->set_cell_status(cell.id, outcome.ok ? "ok" : "failed", extra);
+    (outcome.ok ? result.ok : result.failed)++;
+    std::string detail = (outcome.ok ? ready_text(outcome.ready_s) : outcome.error) + alongside_text(others);
+    progress.end_cell(k, outcome.ok ? "ok" : "FAILED", detail, rerun_of ? 0 : 1);
+    for (const auto& d : outcome.disturbances) fmt::print(stderr, "  disturbed: {}\n", d);
+    if (!outcome.ok && !outcome.console_tail.empty())
+      fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
+    return result;
+  };
+
   // One boot for the cells of a group (share_boot): each cell gets its own records, samples,
   // monitors and status; the boot's timings are recorded once, under boot_groups.
   // `alongside()`: the cell ids of the boots that ran at the same time (recipe parallel), known
@@ -368,49 +441,21 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     }
     for (const auto& d : outcome.disturbances) fmt::print(stderr, "  disturbed: {}\n", d);
     if (result.failed && !outcome.console_tail.empty()) fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
-    return result;
-  };
-
-  // A boot of one cell.
-  auto run_cell = [&](const plan::Cell& cell, int k, const std::function<nlohmann::json()>& alongside) -> BootResult {
-    std::string label = cell.variant.name + " " + cell.topology.name + " " + cell.benchmark.name + " [" + cell.id + "]";
-    progress.start_cell(k, label);
-    auto started = utc_now();
-    writer->set_cell_status(cell.id, "running", {{"started", started}});
-
-    SessionConfig config = session_config(cell);
-    ResultsObserver observer(*writer, {cell.id}, progress, k);
-    auto outcome = run_guests(*connection, config, observer);
-    BootResult result;
-    if (outcome.interrupted) {
-      writer->reset_cell(cell.id);
-      writer->update_manifest({{"interrupted", utc_now()}});
-      progress.end_cell(k, "interrupted", "finish the run with --resume");
-      result.interrupted = true;
-      return result;
+    // A job that stalled under TCG: its cell runs once more, in a boot of its own.
+    for (size_t j = 0; j < cells.size(); ++j) {
+      const auto& c = outcome.cells[j];
+      if (c.ok || !rerun_stalled(c.stalled)) continue;
+      const Rerun rerun{"its job in shared boot " + key + " stalled (kept in " + keep_stalled_attempt(*cells[j], c.error) +
+                        "): " + c.error + "; this attempt had a boot of its own"};
+      --result.failed;
+      const BootResult again = run_cell(*cells[j], k, alongside, &rerun);
+      result.ok += again.ok;
+      result.failed += again.failed;
+      if (again.interrupted) {
+        result.interrupted = true;
+        break;
+      }
     }
-    const nlohmann::json others = alongside();
-    nlohmann::json extra = {{"started", started},
-                            {"finished", utc_now()},
-                            {"wall_s", outcome.wall_s},
-                            {"bench_s", outcome.bench_s},
-                            {"ready_s", outcome.ready_s},
-                            {"guest_topology", outcome.guest_topology},
-                            {"kernel_cmdline", kernel_cmdline_text(cell)},
-                            {"notes", outcome.notes},
-                            {"disturbances", outcome.disturbances},
-                            {"ran_alongside", others},
-                            {"error", outcome.error}};
-    record_host_cpu(extra, outcome.host_cpu, cell.id);
-    record_alongside(extra, others);
-    if (!outcome.ok) extra["console_tail"] = outcome.console_tail;
-    writer->set_cell_status(cell.id, outcome.ok ? "ok" : "failed", extra);
-    (outcome.ok ? result.ok : result.failed)++;
-    std::string detail = (outcome.ok ? ready_text(outcome.ready_s) : outcome.error) + alongside_text(others);
-    progress.end_cell(k, outcome.ok ? "ok" : "FAILED", detail);
-    for (const auto& d : outcome.disturbances) fmt::print(stderr, "  disturbed: {}\n", d);
-    if (!outcome.ok && !outcome.console_tail.empty())
-      fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
     return result;
   };
 

@@ -1,15 +1,18 @@
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <thread>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "guest/results_port.hpp"
 #include "protocol/job.hpp"
@@ -74,6 +77,60 @@ Run run_agent(const json& job, const fs::path& path_first = {}, int timeout_s = 
   if (!path_first.empty()) o.env["PATH"] = path_first.string() + ":" + std::getenv("PATH");
   auto r = run_process({kGuest, "agent", "--job", file.string()}, o);
   return parse(r.exit_code, r.out, r.err);
+}
+
+// The text of a /proc file, or "" when the process is gone.
+std::string proc_text(const fs::path& file) {
+  try {
+    return read_file(file, 1 << 20);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+// The processes forked by the agent started with `job_file` (its chat server and client share
+// its command line): those naming the file whose parent names it too.
+std::vector<int> agent_children(const fs::path& job_file) {
+  std::map<int, int> parent;  // pid -> ppid, for processes naming the file
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = proc_text(e.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(kGuest + " agent --job " + job_file.string()) != 0) continue;
+    std::istringstream status(proc_text(e.path() / "status"));
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("PPid:", 0) == 0) parent[std::stoi(name)] = std::stoi(line.substr(5));
+  }
+  std::vector<int> children;
+  for (const auto& [pid, ppid] : parent)
+    if (parent.count(ppid)) children.push_back(pid);
+  return children;
+}
+
+// Whether the process is a TCP server: two or more TCP sockets, all on one local port (a client's
+// connections each have a port of their own).
+bool serves_tcp(int pid) {
+  const fs::path proc = "/proc/" + std::to_string(pid);
+  std::set<std::string> sockets;
+  std::error_code ec;
+  for (const auto& fd : fs::directory_iterator(proc / "fd", ec)) sockets.insert(fs::read_symlink(fd.path(), ec).string());
+  std::set<std::string> local_ports;
+  int found = 0;
+  for (const char* table : {"net/tcp", "net/tcp6"}) {
+    std::istringstream in(proc_text(proc / table));
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream row(line);
+      std::string field[10];
+      for (auto& f : field) row >> f;
+      if (!sockets.count("socket:[" + field[9] + "]")) continue;
+      ++found;
+      local_ports.insert(field[1].substr(field[1].find(':') + 1));
+    }
+  }
+  return found >= 2 && local_ports.size() == 1;
 }
 
 void check_stream_shape(const Run& run, bool ok) {
@@ -209,6 +266,43 @@ TEST_CASE("agent runs a small chat job with warm-up, samples and vmstat monitors
       CHECK(r->body["detail"]["connection_threads"] == 4 * 2 * 3);
     }
   CHECK(ends == 3);
+}
+
+TEST_CASE("a chat whose server freezes ends the agent's job with an error record that says it stalled") {
+  ChatParams p;
+  p.rooms = 1;
+  p.users = 3;
+  p.count = 10000000;  // far longer than the test
+  p.port = 0;
+  p.discard = 0;
+  p.stall_s = 2;
+  json job = {{"schema", 1}, {"kind", "chat"}, {"iterations", 1}, {"params", to_json(p)},
+              {"monitors", {{"vmstat_interval_s", 0}}}};
+  Run run{};
+  std::thread agent([&] { run = run_agent(job, {}, 120); });
+  // The agent's chat server: the child whose connections share one local port. Frozen once found.
+  int server = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (server == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int child : agent_children(scratch("job") / "job.json"))
+      if (serves_tcp(child)) server = child;
+  }
+  if (server > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // well into the chatting
+    kill(server, SIGSTOP);
+  }
+  agent.join();
+  INFO(run.err);
+  REQUIRE(server > 0);
+  CHECK(run.exit_code != 0);
+  check_stream_shape(run, false);
+  REQUIRE(run.of("error").size() == 1);
+  const json& error = run.of("error")[0]->body;
+  CHECK_THAT(error["message"].get<std::string>(), Catch::Contains("the run stalled while users were chatting"));
+  CHECK(error["stalled"] == true);
+  CHECK(error["fatal"] == true);
+  CHECK(kill(server, 0) != 0);  // the frozen server was killed and reaped
 }
 
 TEST_CASE("agent runs a tiny kernbench job") {

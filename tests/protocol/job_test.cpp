@@ -45,6 +45,7 @@ TEST_CASE("job parsing ignores unknown keys and fills defaults") {
   CHECK(c.rooms == 3);
   CHECK(c.users == 20);
   CHECK(c.yield == "both");
+  CHECK(c.stall_s == 60);
   CHECK(j.iterations == 1);
 }
 
@@ -59,6 +60,7 @@ TEST_CASE("job parsing names the offending key") {
   };
   CHECK_THAT(msg(R"({"kind":"chat","params":{"rooms":"two"}})"), Catch::Contains("params.rooms"));
   CHECK_THAT(msg(R"({"kind":"chat","params":{"yield":"sometimes"}})"), Catch::Contains("params.yield"));
+  CHECK_THAT(msg(R"({"kind":"chat","params":{"stall_s":0}})"), Catch::Contains("params.stall_s"));
   CHECK_THAT(msg(R"({"kind":"exec"})"), Catch::Contains("argv"));
   CHECK_THAT(msg(R"({"kind":"kernbench","schema":2})"), Catch::Contains("schema"));
   CHECK_THAT(msg(R"({"kind":"dance"})"), Catch::Contains("kind"));

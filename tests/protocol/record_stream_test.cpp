@@ -162,6 +162,19 @@ TEST_CASE("a record writer numbers records in order") {
   CHECK(s.end_record()->body["status"] == "ok");
 }
 
+TEST_CASE("an error record says whether the workload stalled, and a stalled flag that is not a boolean is refused") {
+  std::string out;
+  RecordWriter w([&](std::string_view l) { out += l; });
+  w.error("chat client: the run stalled", true, true);
+  w.error("boom", true);
+  out += rec(2, "error", {{"message", "forged"}, {"stalled", "yes"}});
+  All all = parse_all(out, 7);
+  CHECK(all.count(Problem::Kind::bad_field) == 1);
+  REQUIRE(all.records.size() == 2);
+  CHECK(all.records[0].body["stalled"] == true);
+  CHECK_FALSE(all.records[1].body.contains("stalled"));  // only a stall says so
+}
+
 TEST_CASE("a problem budget passes the first problems and sums up the rest in one line") {
   RecordStream stream;
   std::string garbage;

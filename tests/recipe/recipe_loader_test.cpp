@@ -167,6 +167,7 @@ TEST_CASE("a recipe using every section loads with its values") {
   CHECK(cp.yield == YieldMode::rx);
   CHECK(cp.port == 9000);
   CHECK(cp.discard == 0);  // the default warm-up needs a second iteration
+  CHECK(cp.stall_s == 300);
   const auto& hb = std::get<HackbenchParams>(benchmark(r, "hackbench").params);
   CHECK(hb.groups == std::vector<int>{1, 4});
   CHECK(hb.loops == 10);
@@ -260,6 +261,7 @@ TEST_CASE("the shipped recipes load with the seeds' shapes") {
   CHECK(cp.rooms == 10);
   CHECK(cp.users == 20);
   CHECK(cp.count == 10000);
+  CHECK(cp.stall_s == 60);  // the default
   CHECK(chat.monitors.vmstat_interval_s == 10);
   CHECK(chat.variants.at(2).sched_tunables.at("base_slice_ns") == "15000000");
 }
