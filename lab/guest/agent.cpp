@@ -27,6 +27,7 @@
 #include "bench/settle.hpp"
 #include "bench/spawn.hpp"
 #include "bench/topology.hpp"
+#include "guest/cmdline.hpp"
 #include "guest/pid1.hpp"
 #include "guest/results_port.hpp"
 #include "smtlab/version.hpp"
@@ -175,7 +176,11 @@ bool apply_settings(const Job& job, RecordWriter& out) {
   return ok;
 }
 
-void run_chat_job(const Job& job, RecordObserver& obs) {
+bool has_fault(const std::vector<std::string>& faults, std::string_view fault) {
+  return std::find(faults.begin(), faults.end(), fault) != faults.end();
+}
+
+void run_chat_job(const Job& job, RecordObserver& obs, const std::vector<std::string>& faults) {
   auto p = protocol::chat_params(job);
   bench::ChatOptions o;
   o.rooms = p.rooms;
@@ -185,6 +190,10 @@ void run_chat_job(const Job& job, RecordObserver& obs) {
   o.port = p.port;
   o.stall_s = p.stall_s;
   o.coresched = job.coresched;
+  if (has_fault(faults, kFaultChatStopServer)) {
+    obs.event("fault", {{"fault", kFaultChatStopServer}, {"benchmark", "chat"}});
+    o.on_started = [](int server_pid, int) { kill(server_pid, SIGSTOP); };
+  }
   const int total = p.discard + job.iterations;
   for (int run = 1; run <= total; ++run) {
     const bool warmup = run <= p.discard;
@@ -366,7 +375,7 @@ int run_job(const Job& job, RecordWriter& out, const AgentOptions& options) {
       } else if (kind == "chat") {
         if (auto lo = ensure_loopback_up(); !lo.empty())
           throw Error("chat runs over 127.0.0.1 but " + lo, "bring up lo in the guest (ip link set lo up)");
-        run_chat_job(job, *obs);
+        run_chat_job(job, *obs, options.faults);
         exit_code = 0;
       } else if (kind == "hackbench") {
         auto p = protocol::hackbench_params(job);
@@ -405,7 +414,8 @@ int run_job(const Job& job, RecordWriter& out, const AgentOptions& options) {
   return exit_code;
 }
 
-int run_agent(const AgentOptions& options) {
+int run_agent(const AgentOptions& given) {
+  AgentOptions options = given;
   const bool pid1 = is_pid1();
   // The kernel starts init with almost no environment: give children a usual PATH.
   if (!std::getenv("PATH")) setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
@@ -449,7 +459,18 @@ int run_agent(const AgentOptions& options) {
   } catch (const std::exception& e) {
     job_error = "cannot use the job " + options.job_file + ": " + describe(e);
   }
+  if (pid1 && job_error.empty()) try {
+      auto cmdline = bench::read_proc("/proc/cmdline", 64 << 10);
+      if (!cmdline) throw Error(std::string("cannot read /proc/cmdline: ") + std::strerror(errno));
+      for (auto& f : faults_from_cmdline(*cmdline)) options.faults.push_back(std::move(f));
+    } catch (const std::exception& e) {
+      job_error = describe(e);
+    }
   json hello = {{"agent", kVersion}, {"kernel", bench::kernel_release()}, {"uptime_s", uptime_s()}, {"pid1", pid1}};
+  if (!options.faults.empty()) {
+    hello["faults"] = options.faults;
+    progress("injecting faults: " + json(options.faults).dump());
+  }
   if (job_error.empty()) {
     const Job& first = list.jobs.front();
     hello["cell"] = first.cell;

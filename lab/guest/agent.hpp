@@ -4,6 +4,7 @@
 // "end" last. As PID 1 it also mounts what it needs, reaps orphans and powers the guest off.
 // Protocol: /tmp/briefs/protocol.md.
 #include <string>
+#include <vector>
 
 #include "protocol/job.hpp"
 #include "protocol/record.hpp"
@@ -19,6 +20,8 @@ struct AgentOptions {
   // Where virtio ports are looked up (tests point these at fakes).
   std::string ports_sys = "/sys/class/virtio-ports";
   std::string ports_dev = "/dev";
+  // Faults to inject (guest/cmdline.hpp); as PID 1 the agent adds those of /proc/cmdline.
+  std::vector<std::string> faults;
 };
 
 // Lockstep (job.lockstep): before each measured iteration the agent writes

@@ -15,6 +15,7 @@
 
 #include "bench/procfs.hpp"
 #include "guest/agent.hpp"
+#include "guest/cmdline.hpp"
 #include "guest/pid1.hpp"
 #include "util/error.hpp"
 
@@ -136,21 +137,9 @@ void switch_to_new_root() {
 }  // namespace
 
 std::optional<std::string> root_from_cmdline(std::string_view cmdline) {
-  constexpr std::string_view key = "smtlab.root=";
-  std::optional<std::string> root;
-  std::size_t i = 0;
-  while (i < cmdline.size()) {
-    while (i < cmdline.size() && (cmdline[i] == ' ' || cmdline[i] == '\t' || cmdline[i] == '\n')) ++i;
-    std::size_t end = i;
-    while (end < cmdline.size() && cmdline[end] != ' ' && cmdline[end] != '\t' && cmdline[end] != '\n') ++end;
-    const std::string_view word = cmdline.substr(i, end - i);
-    if (word.substr(0, key.size()) == key) {
-      const std::string_view value = word.substr(key.size());
-      root = value.empty() ? std::nullopt : std::optional<std::string>(value);
-    }
-    i = end;
-  }
-  return root;
+  const auto roots = cmdline_values(cmdline, "smtlab.root");
+  if (roots.empty() || roots.back().empty()) return std::nullopt;  // the last word counts, as in the kernel
+  return roots.back();
 }
 
 std::vector<std::string> parse_module_list(std::string_view text) {

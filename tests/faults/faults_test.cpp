@@ -102,6 +102,65 @@ TEST_CASE("a kernel panic in the middle of a benchmark fails that cell with the 
   CHECK(qemu_of(dir).empty());
 }
 
+TEST_CASE("a chat that stalls runs once more under TCG, its attempt kept, in a boot of its own when its boot was shared") {
+  // smtlab.fault=chat-stop-server: the agent stops the chat server as soon as it runs, so every
+  // attempt stalls after the recipe's 3 s; what is under test is what the runner does about it.
+  auto dir = suite_dir("stall");
+  auto r = run_smtlab({"run", faults_recipe("stall.yaml"), "-o", dir.string(), "--no-compare"}, 1200s);
+  INFO(run_failure_summary(dir, r.err));
+  CHECK(r.status == 4);
+  auto manifest = read_json(dir / "manifest.json");
+  REQUIRE(manifest["cells"].size() == 3);
+  const bool tcg = manifest["accel"] == "tcg";
+  auto cell = [&](const std::string& variant, const std::string& benchmark) {
+    for (const auto& c : manifest["cells"])
+      if (c["variant"] == variant && c["benchmark"] == benchmark) return c;
+    FAIL("no cell " + variant + "/" + benchmark + " in the manifest");
+    return json();
+  };
+  CHECK(cell("shared", "ok")["status"] == "ok");
+  for (const std::string variant : {"shared", "alone"}) {
+    const json c = cell(variant, "chat");
+    const std::string id = c["id"].get<std::string>();
+    INFO("cell " << id << " (" << variant << "): " << c.dump(2));
+    CHECK(c["status"] == "failed");
+    CHECK_THAT(c["error"].get<std::string>(),
+               Catch::Contains("the run stalled while") && Catch::Contains("nothing arrived for 3 s"));
+    // The agent said which fault it injected, in the run that was kept.
+    CHECK_THAT(text_of(dir / "cells" / id / "events.jsonl"), Catch::Contains("chat-stop-server"));
+    if (!tcg) {  // under KVM a stall is the cell's result at once
+      CHECK_FALSE(fs::exists(dir / "attempts" / id));
+      continue;
+    }
+    const std::string kept = "attempts/" + id + "/1";
+    REQUIRE(fs::is_directory(dir / kept));
+    CHECK_FALSE(fs::exists(dir / "attempts" / id / "2"));  // once more, not a third time
+    auto entry = read_json(dir / kept / "entry.json");
+    CHECK(entry["status"] == "failed");
+    CHECK_THAT(entry["error"].get<std::string>(), Catch::Contains("nothing arrived for 3 s"));
+    CHECK_THAT(text_of(dir / kept / "events.jsonl"), Catch::Contains("chat-stop-server"));
+    // The guest's console: the attempt's own, or, for a job of a shared boot, the boot's (in its
+    // first cell's directory, which the entry names).
+    const fs::path console = variant == "shared"
+                                 ? dir / "cells" / entry["boot_group"]["id"].get<std::string>() / "console-vm0.log"
+                                 : dir / kept / "console-vm0.log";
+    CHECK_THAT(text_of(console), Catch::Contains("injecting faults: [\"chat-stop-server\"]"));
+    REQUIRE(c["attempts"].size() == 1);
+    CHECK(c["attempts"][0]["dir"] == kept);
+    REQUIRE(c["notes"].is_array());
+    REQUIRE_FALSE(c["notes"].empty());
+    const std::string first_note = c["notes"][0].get<std::string>();
+    if (variant == "shared")
+      CHECK_THAT(first_note, Catch::StartsWith("its job in shared boot ") &&
+                                 Catch::Contains("stalled (kept in " + kept + ")") &&
+                                 Catch::Contains("this attempt had a boot of its own"));
+    else
+      CHECK_THAT(first_note, Catch::StartsWith("an earlier attempt stalled (kept in " + kept + ")"));
+    CHECK_THAT(r.err, Catch::Contains("cell " + id + " stalled: "));
+  }
+  CHECK(qemu_of(dir).empty());
+}
+
 TEST_CASE("a guest that hangs silently is ended by the cell timeout, well within the boot+cell budget") {
   auto dir = suite_dir("hang");
   auto started = std::chrono::steady_clock::now();

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "guest/boot_init.hpp"
+#include "guest/cmdline.hpp"
+#include "util/error.hpp"
 
 using smtlab::guest::parse_module_list;
 using smtlab::guest::root_from_cmdline;
@@ -15,6 +17,27 @@ TEST_CASE("boot init: smtlab.root= is read from the kernel command line, the las
   CHECK_FALSE(root_from_cmdline("xsmtlab.root=/dev/vda").has_value());  // a word, not a substring
   CHECK_FALSE(root_from_cmdline("smtlab.root= quiet").has_value());      // empty is absent
   CHECK_FALSE(root_from_cmdline("").has_value());
+}
+
+TEST_CASE("kernel command line: every KEY=VALUE word of a key, in order, and the faults it asks for") {
+  using smtlab::guest::cmdline_values;
+  using smtlab::guest::faults_from_cmdline;
+  using V = std::vector<std::string>;
+  CHECK(cmdline_values("a=1 b=2 a=3\n", "a") == V{"1", "3"});
+  CHECK(cmdline_values("a= ab=2 a", "a") == V{""});  // "a" alone is no KEY=VALUE word; "ab" is another key
+  CHECK(cmdline_values("x.a=1\ta=2=3", "a") == V{"2=3"});
+  CHECK(cmdline_values("", "a").empty());
+
+  CHECK(faults_from_cmdline("console=ttyS0 smtlab.root=/dev/vda").empty());
+  CHECK(faults_from_cmdline("smtlab.fault=chat-stop-server quiet") == V{"chat-stop-server"});
+  try {
+    faults_from_cmdline("quiet smtlab.fault=chat-stop-sever");
+    FAIL("an unknown fault was accepted");
+  } catch (const std::exception& e) {
+    const std::string what = smtlab::describe(e);
+    CHECK_THAT(what, Catch::Contains("smtlab.fault=chat-stop-sever") && Catch::Contains("not a fault") &&
+                         Catch::Contains("smtlab.fault=chat-stop-server"));
+  }
 }
 
 TEST_CASE("boot init: the module list is one name per line, anything else is refused with its line") {
