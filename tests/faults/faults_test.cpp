@@ -102,6 +102,40 @@ TEST_CASE("a kernel panic in the middle of a benchmark fails that cell with the 
   CHECK(qemu_of(dir).empty());
 }
 
+TEST_CASE("a kernel panic in a shared boot keeps the cells whose jobs ended, fails the rest saying the boot failed") {
+  auto dir = suite_dir("shared-panic");
+  auto r = run_smtlab({"run", faults_recipe("shared-panic.yaml"), "-o", dir.string(), "--no-compare"}, 900s);
+  INFO(run_failure_summary(dir, r.err));
+  CHECK(r.status == 4);
+  auto manifest = read_json(dir / "manifest.json");
+  REQUIRE(manifest["cells"].size() == 3);
+  auto ok = cell_where(manifest, "benchmark", "ok");
+  auto boom = cell_where(manifest, "benchmark", "boom");
+  auto after = cell_where(manifest, "benchmark", "after");
+  const std::string key = ok["id"].get<std::string>();  // the boot is named by its first cell
+  for (const auto& c : {ok, boom, after}) CHECK(c["boot_group"]["id"] == key);
+
+  CHECK(ok["status"] == "ok");
+  auto samples = jsonl(dir / "cells" / key / "samples.jsonl");
+  CHECK(samples.size() == 3);  // elapsed, user and sys of its one iteration
+  for (const auto& c : {boom, after}) {
+    INFO(c.dump(2));
+    CHECK(c["status"] == "failed");
+    CHECK_THAT(c["error"].get<std::string>(), Catch::StartsWith("the shared boot failed before this cell's job ended: ") &&
+                                                  Catch::Contains("Kernel panic - not syncing"));
+    CHECK(text_of(dir / "cells" / c["id"].get<std::string>() / "samples.jsonl").empty());
+  }
+  // boom's job had started (the crash came in the middle of it); after's never did.
+  CHECK_THAT(text_of(dir / "cells" / boom["id"].get<std::string>() / "events.jsonl"), Catch::Contains("iteration-start"));
+  CHECK_THAT(text_of(dir / "cells" / after["id"].get<std::string>() / "events.jsonl"),
+             !Catch::Contains("iteration-start"));
+  const json boot = manifest["boot_groups"][key];
+  CHECK(boot["ok"] == false);
+  CHECK_THAT(boot["error"].get<std::string>(), Catch::Contains("Kernel panic - not syncing"));
+  CHECK_THAT(text_of(dir / "cells" / key / "console-vm0.log"), Catch::Contains("Kernel panic - not syncing: sysrq triggered crash"));
+  CHECK(qemu_of(dir).empty());
+}
+
 TEST_CASE("a chat that stalls runs once more under TCG, its attempt kept, in a boot of its own when its boot was shared") {
   // smtlab.fault=chat-stop-server: the agent stops the chat server as soon as it runs, so every
   // attempt stalls after the recipe's 3 s; what is under test is what the runner does about it.
