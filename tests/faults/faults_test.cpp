@@ -313,6 +313,54 @@ TEST_CASE("SIGTERM during a cell: status 130, cell pending, manifest readable, t
   CHECK(qemu_of(dir).empty());
 }
 
+TEST_CASE("Ctrl-C in a shared boot keeps the cells whose jobs ended, --resume boots the rest together") {
+  auto dir = suite_dir("shared-resume");
+  auto plan = run_smtlab({"plan", faults_recipe("shared-resume.yaml"), "--json"}, 60s);
+  REQUIRE(plan.status == 0);
+  std::map<std::string, std::string> id;  // benchmark -> cell id
+  const json planned = json::parse(plan.out);
+  for (const auto& c : planned["cells"]) id[c["benchmark"].get<std::string>()] = c["id"].get<std::string>();
+  REQUIRE(id.size() == 3);
+  std::string first_samples;
+  {
+    Background bg({"run", faults_recipe("shared-resume.yaml"), "-o", dir.string(), "--no-compare"});
+    // `long` has started: `first`'s job has ended in the same boot.
+    const fs::path long_events = dir / "cells" / id["long"] / "events.jsonl";
+    const auto deadline = std::chrono::steady_clock::now() + 600s;
+    while (text_of(long_events).find("iteration-start") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(200ms);
+    REQUIRE_THAT(text_of(long_events), Catch::Contains("iteration-start"));
+    kill(bg.pid(), SIGINT);
+    const int status = bg.wait(120s);
+    INFO(bg.err());
+    CHECK(status == 130);
+    auto manifest = read_json(dir / "manifest.json");
+    CHECK(manifest.contains("interrupted"));
+    CHECK(cell_where(manifest, "id", id["first"])["status"] == "ok");
+    CHECK(cell_where(manifest, "id", id["long"])["status"] == "pending");
+    CHECK(cell_where(manifest, "id", id["after"])["status"] == "pending");
+    CHECK_FALSE(fs::exists(dir / "cells" / id["long"] / "events.jsonl"));  // the unfinished attempt is cleared
+    first_samples = text_of(dir / "cells" / id["first"] / "samples.jsonl");
+    CHECK_FALSE(first_samples.empty());
+    CHECK(qemu_of(dir).empty());
+  }
+  auto r = run_smtlab({"run", faults_recipe("shared-resume.yaml"), "-o", dir.string(), "--no-compare", "--resume"}, 900s);
+  INFO(run_failure_summary(dir, r.err));
+  REQUIRE(r.status == 0);
+  auto manifest = read_json(dir / "manifest.json");
+  for (const auto& c : manifest["cells"]) CHECK(c["status"] == "ok");
+  CHECK(text_of(dir / "cells" / id["first"] / "samples.jsonl") == first_samples);
+  // The two unfinished cells ran together in one new boot, named by its first cell.
+  for (const char* name : {"long", "after"}) {
+    const json group = cell_where(manifest, "id", id[name])["boot_group"];
+    CHECK(group["id"] == id["long"]);
+    CHECK(group["cells"] == json::array({id["long"], id["after"]}));
+  }
+  CHECK(cell_where(manifest, "id", id["long"])["bench_s"].get<double>() >= 15.0);
+  CHECK(qemu_of(dir).empty());
+}
+
 TEST_CASE("a full disk under the results directory: a clear error naming the file, the first cell's results intact") {
   if (geteuid() != 0) {
     WARN("SKIP: mounting a small tmpfs needs root");
