@@ -5,8 +5,10 @@
 #include <chrono>
 #include <filesystem>
 
+#include "kernel/apt.hpp"
 #include "kernel/boot_entry.hpp"
 #include "kernel/kernel.hpp"
+#include "util/error.hpp"
 #include "util/files.hpp"
 
 namespace fs = std::filesystem;
@@ -45,5 +47,28 @@ TEST_CASE("a Debian kernel is resolved, fetched, unpacked, then a fast cache hit
   CHECK(again.release == k.release);
   CHECK(again.boot_image == k.boot_image);
   CHECK(warm_s < 1.0);
+  fs::remove_all(root);
+}
+
+TEST_CASE("a downloaded package whose sha256 is not the one apt's index gives is refused with both digests") {
+  const fs::path root = fs::temp_directory_path() / ("smtlab-apt-digest-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  smtlab::cache::Cache cache(root / "cache");
+  // A small package every smtlab machine's apt lists know (smtlab installs it).
+  auto pkg = smtlab::kernel::resolve_package("cpio", "", cache);
+  REQUIRE(pkg.sha256.size() == 64);
+  const auto deb = smtlab::kernel::download_package(pkg, root / "good");
+  CHECK(fs::file_size(deb) > 0);
+
+  auto tampered = pkg;
+  tampered.sha256 = std::string(64, '0');
+  try {
+    smtlab::kernel::download_package(tampered, root / "bad");
+    FAIL("a package that does not match apt's index was accepted");
+  } catch (const smtlab::Error& e) {
+    const std::string what = smtlab::describe(e);
+    CHECK_THAT(what, Catch::Contains("has sha256 " + pkg.sha256) && Catch::Contains("the apt index says " + tampered.sha256) &&
+                         Catch::Contains("apt-get update"));
+  }
   fs::remove_all(root);
 }
