@@ -361,6 +361,27 @@ TEST_CASE("Ctrl-C in a shared boot keeps the cells whose jobs ended, --resume bo
   CHECK(qemu_of(dir).empty());
 }
 
+TEST_CASE("SIGHUP (a closed terminal) during smtlab boot: status 130, the guest torn down") {
+  const std::string cell = "variant=a";
+  auto plan = run_smtlab({"plan", faults_recipe("two.yaml"), "--json"}, 60s);
+  REQUIRE(plan.status == 0);
+  const json planned = json::parse(plan.out);
+  const std::string id = planned["cells"][0]["id"].get<std::string>();
+  REQUIRE(planned["cells"][0]["variant"] == "a");
+  Background bg({"boot", faults_recipe("two.yaml"), "--cell", cell, "--", "sleep", "600"});
+  const auto deadline = std::chrono::steady_clock::now() + 300s;
+  while (qemu_processes("smtlab-" + id + "-vm").empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(200ms);
+  REQUIRE_FALSE(qemu_processes("smtlab-" + id + "-vm").empty());
+  std::this_thread::sleep_for(2s);
+  kill(bg.pid(), SIGHUP);
+  const int status = bg.wait(120s);
+  INFO(bg.err());
+  CHECK(status == 130);
+  CHECK_THAT(bg.err(), Catch::Contains("interrupted"));
+  CHECK(qemu_processes("smtlab-" + id + "-vm").empty());
+}
+
 TEST_CASE("a full disk under the results directory: a clear error naming the file, the first cell's results intact") {
   if (geteuid() != 0) {
     WARN("SKIP: mounting a small tmpfs needs root");
