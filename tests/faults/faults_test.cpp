@@ -136,6 +136,32 @@ TEST_CASE("a kernel panic in a shared boot keeps the cells whose jobs ended, fai
   CHECK(qemu_of(dir).empty());
 }
 
+TEST_CASE("a shared boot whose second job hangs is ended by the boot's timeout (cells x cell timeout), the first cell kept") {
+  auto dir = suite_dir("shared-hang");
+  auto started = std::chrono::steady_clock::now();
+  auto r = run_smtlab({"run", faults_recipe("shared-hang.yaml"), "-o", dir.string(), "--no-compare"}, 600s);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(run_failure_summary(dir, r.err));
+  CHECK(r.status == 4);
+  auto manifest = read_json(dir / "manifest.json");
+  REQUIRE(manifest["cells"].size() == 2);
+  auto ok = cell_where(manifest, "benchmark", "ok");
+  auto hang = cell_where(manifest, "benchmark", "hang");
+  CHECK(ok["status"] == "ok");
+  CHECK_FALSE(text_of(dir / "cells" / ok["id"].get<std::string>() / "samples.jsonl").empty());
+  CHECK(hang["status"] == "failed");
+  const std::string timed_out = "the shared boot's 2 cells did not finish within 40 s (2 x the cell timeout)";
+  CHECK_THAT(hang["error"].get<std::string>(),
+             Catch::StartsWith("the shared boot failed before this cell's job ended: " + timed_out) &&
+                 Catch::Contains("(registers in vcpus-vm0.txt)"));
+  const json boot = manifest["boot_groups"][ok["id"].get<std::string>()];
+  CHECK(boot["ok"] == false);
+  CHECK_THAT(boot["error"].get<std::string>(), Catch::StartsWith(timed_out));
+  CHECK(boot["wall_s"].get<double>() < 40 + 30);
+  CHECK(took < 40 + 90);  // the recipe's budget is boot 240 + 2 x cell 20
+  CHECK(qemu_of(dir).empty());
+}
+
 TEST_CASE("a chat that stalls runs once more under TCG, its attempt kept, in a boot of its own when its boot was shared") {
   // smtlab.fault=chat-stop-server: the agent stops the chat server as soon as it runs, so every
   // attempt stalls after the recipe's 3 s; what is under test is what the runner does about it.
