@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -30,6 +31,28 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The faults a guest's hello says its agent injects (guest/cmdline.hpp), as one line; "" for
+// none. Guest input: at most 8 names, each cut to 64 characters of [A-Za-z0-9._-].
+std::string injected_faults(const nlohmann::json& hello) {
+  const auto it = hello.find("faults");
+  if (it == hello.end() || !it->is_array()) return {};
+  std::string line;
+  int n = 0;
+  for (const auto& f : *it) {
+    if (!f.is_string()) continue;
+    if (++n > 8) {
+      line += ", ...";
+      break;
+    }
+    std::string name;
+    for (char c : f.get_ref<const std::string&>())
+      if (name.size() < 64 && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
+        name += c;
+    line += (line.empty() ? "" : ", ") + name;
+  }
+  return line;
+}
 
 // Reads what QEMU appended to a results channel file since the last call (bounded per call).
 class StreamTail {
@@ -296,6 +319,9 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       if (r.type == "hello" && !st.hello) {
         st.hello = true;
         st.ready_s = seconds_since(started);
+        if (auto faults = injected_faults(b); !faults.empty())
+          outcome.notes.push_back("VM " + std::to_string(k) + ": the guest agent injected the fault(s) " + faults +
+                                  " (smtlab.fault= on the kernel command line, for testing smtlab): not a measurement");
       } else if (r.type == "topology") {
         while (outcome.guest_topology.size() <= static_cast<size_t>(k)) outcome.guest_topology.push_back(nullptr);
         outcome.guest_topology[k] = b;

@@ -188,6 +188,12 @@ TEST_CASE("a chat that stalls runs once more under TCG, its attempt kept, in a b
                Catch::Contains("the run stalled while") && Catch::Contains("nothing arrived for 3 s"));
     // The agent said which fault it injected, in the run that was kept.
     CHECK_THAT(text_of(dir / "cells" / id / "events.jsonl"), Catch::Contains("chat-stop-server"));
+    // Results of a run with an injected fault say so.
+    bool said = false;
+    for (const auto& n : c["notes"])
+      said = said || n.get<std::string>() == "VM 0: the guest agent injected the fault(s) chat-stop-server (smtlab.fault= "
+                                                 "on the kernel command line, for testing smtlab): not a measurement";
+    CHECK(said);
     if (!tcg) {  // under KVM a stall is the cell's result at once
       CHECK_FALSE(fs::exists(dir / "attempts" / id));
       continue;
