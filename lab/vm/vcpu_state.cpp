@@ -1,5 +1,6 @@
 #include "vm/vcpu_state.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -80,6 +81,11 @@ bool locked_up(const std::vector<VcpuState>& before, const std::vector<VcpuState
   return true;
 }
 
+bool spinning_with_interrupts_off(const std::vector<VcpuState>& vcpus) {
+  return !vcpus.empty() && std::all_of(vcpus.begin(), vcpus.end(),
+                                       [](const VcpuState& v) { return !v.halted && !v.interrupts_enabled; });
+}
+
 std::optional<std::string> LockupWatch::check(Clock::time_point now, uint64_t console_bytes,
                                               const std::function<std::string()>& registers) {
   if (reported_) return std::nullopt;
@@ -87,6 +93,7 @@ std::optional<std::string> LockupWatch::check(Clock::time_point now, uint64_t co
     bytes_ = console_bytes;
     changed_ = now;
     sampled_.reset();
+    spinning_since_.reset();
     last_.clear();
     return std::nullopt;
   }
@@ -95,11 +102,17 @@ std::optional<std::string> LockupWatch::check(Clock::time_point now, uint64_t co
   auto vcpus = parse_vcpu_registers(text);
   sampled_ = now;
   const bool stuck = locked_up(last_, vcpus);
+  if (!spinning_with_interrupts_off(vcpus) || console_bytes == 0) spinning_since_.reset();
+  else if (!spinning_since_) spinning_since_ = now;
+  const bool spinning = spinning_since_ && now - *spinning_since_ >= spinning_;
   last_ = std::move(vcpus);
   last_text_ = std::move(text);
-  if (!stuck) return std::nullopt;
+  if (!stuck && !spinning) return std::nullopt;
   reported_ = true;
-  return describe(last_);
+  auto seconds = [](std::chrono::milliseconds d) { return std::to_string(d.count() / 1000) + " s"; };
+  const std::string how = stuck ? "every vCPU stayed on one instruction with interrupts off for " + seconds(apart_)
+                                : "every vCPU kept running with interrupts off for " + seconds(spinning_);
+  return how + ": " + describe(last_);
 }
 
 }  // namespace smtlab::vm

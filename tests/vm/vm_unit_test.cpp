@@ -802,12 +802,12 @@ TEST_CASE("a lock-up is every vCPU on one instruction with interrupts off in two
     return now_regs;
   };
 
-  LockupWatch booting(10s, 5s);
+  LockupWatch booting(10s, 5s, 10s);
   // A console that keeps growing is never sampled.
   for (int s = 0; s <= 60; ++s) CHECK_FALSE(booting.check(t0 + std::chrono::seconds(s), 1000u + s, sample));
   CHECK(asked == 0);
 
-  LockupWatch w(10s, 5s);
+  LockupWatch w(10s, 5s, 10s);
   CHECK_FALSE(w.check(t0, 500, sample));
   CHECK_FALSE(w.check(t0 + 9s, 500, sample));
   CHECK(asked == 0);
@@ -817,13 +817,15 @@ TEST_CASE("a lock-up is every vCPU on one instruction with interrupts off in two
   CHECK(asked == 1);
   auto stuck = w.check(t0 + 15s, 500, sample);
   REQUIRE(stuck);
-  CHECK(*stuck == "vCPU 0 in the kernel at ffffffff81146755, vCPU 1 in the kernel at ffffffff81146755");
+  CHECK(*stuck ==
+        "every vCPU stayed on one instruction with interrupts off for 5 s: "
+        "vCPU 0 in the kernel at ffffffff81146755, vCPU 1 in the kernel at ffffffff81146755");
   CHECK(w.last_registers() == now_regs);
   CHECK_FALSE(w.check(t0 + 30s, 500, sample));  // said once
 
   // Not a lock-up: a vCPU moved, a vCPU idles in HLT, a vCPU has interrupts on, or the console moved.
   auto second_sample_of = [&](const std::string& later, bool console_moves) {
-    LockupWatch x(10s, 5s);
+    LockupWatch x(10s, 5s, 10s);
     now_regs = regs("ffffffff81146755", "ffffffff81146755");
     x.check(t0, 500, sample);
     x.check(t0 + 10s, 500, sample);
@@ -836,4 +838,51 @@ TEST_CASE("a lock-up is every vCPU on one instruction with interrupts off in two
   CHECK_FALSE(second_sample_of(regs("ffffffff81146755", "ffffffff81146755"), true));
   CHECK(second_sample_of(regs("ffffffff81146755", "ffffffff81146755"), false));
   CHECK_FALSE(second_sample_of("", false));  // no registers to be had: no verdict
+}
+
+TEST_CASE("a lock-up is also every vCPU running with interrupts off in every sample over 10 s, once the kernel printed") {
+  // Seen under TCG (Debian 6.1, after "sched_clock: Marking stable"): vCPUs 1-3 on one
+  // instruction, vCPU 0 looping elsewhere, all with interrupts off, until the boot timeout.
+  using smtlab::vm::LockupWatch;
+  using namespace std::chrono_literals;
+  auto regs = [](const char* rip0, const char* rfl0 = "00000046", int hlt0 = 0) {
+    return std::string("CPU#0\nRIP=") + rip0 + " RFL=" + rfl0 + " [---Z-P-] CPL=0 II=0 A20=1 SMM=0 HLT=" +
+           std::to_string(hlt0) + "\nCPU#1\nRIP=ffffffff810fa830 RFL=00000086 [--S--P-] CPL=0 II=0 A20=1 SMM=0 HLT=0\n";
+  };
+  CHECK(smtlab::vm::spinning_with_interrupts_off(smtlab::vm::parse_vcpu_registers(regs("ffffffff81a04ffe"))));
+  CHECK_FALSE(smtlab::vm::spinning_with_interrupts_off(smtlab::vm::parse_vcpu_registers(regs("ffffffff81a04ffe", "00000246"))));
+  CHECK_FALSE(smtlab::vm::spinning_with_interrupts_off(smtlab::vm::parse_vcpu_registers(regs("ffffffff81a04ffe", "00000046", 1))));
+  CHECK_FALSE(smtlab::vm::spinning_with_interrupts_off({}));
+
+  const auto t0 = LockupWatch::Clock::now();
+  // Samples at 10, 15, 20 s of silence, vCPU 0 somewhere else each time: the third one decides.
+  const std::vector<std::string> moving = {regs("ffffffff81a04ffe"), regs("ffffffff81a05010"), regs("ffffffff81a04ff0")};
+  auto run = [&](const std::vector<std::string>& samples, uint64_t console_bytes) {
+    LockupWatch w(10s, 5s, 10s);
+    size_t i = 0;
+    auto sample = [&] { return samples.at(std::min(i++, samples.size() - 1)); };
+    std::optional<std::string> verdict;
+    for (int s = 0; s <= 20 && !verdict; ++s) verdict = w.check(t0 + std::chrono::seconds(s), console_bytes, sample);
+    return verdict;
+  };
+  auto verdict = run(moving, 20000);
+  REQUIRE(verdict);
+  CHECK(*verdict ==
+        "every vCPU kept running with interrupts off for 10 s: "
+        "vCPU 0 in the kernel at ffffffff81a04ff0, vCPU 1 in the kernel at ffffffff810fa830");
+  // Not yet: only two samples (5 s apart) so far.
+  {
+    LockupWatch w(10s, 5s, 10s);
+    size_t i = 0;
+    auto sample = [&] { return moving.at(std::min(i++, moving.size() - 1)); };
+    w.check(t0, 20000, sample);
+    CHECK_FALSE(w.check(t0 + 10s, 20000, sample));
+    CHECK_FALSE(w.check(t0 + 15s, 20000, sample));
+    CHECK(w.check(t0 + 20s, 20000, sample));
+  }
+  // Not a lock-up: interrupts on in one sample (the count starts again), a vCPU idle, or a
+  // kernel that has printed nothing yet (early boot runs with interrupts off).
+  CHECK_FALSE(run({regs("ffffffff81a04ffe"), regs("ffffffff81a05010", "00000246"), regs("ffffffff81a04ff0")}, 20000));
+  CHECK_FALSE(run({regs("ffffffff81a04ffe"), regs("ffffffff81a05010", "00000046", 1), regs("ffffffff81a04ff0")}, 20000));
+  CHECK_FALSE(run(moving, 0));
 }
