@@ -134,6 +134,11 @@ struct VmState {
   double ready_s = -1;
   std::string last_error;  // the last error record's message
   bool last_error_stalled = false;  // ... and it said the workload stopped making progress
+  int online_cpus = 0;           // from its topology record (0: not seen yet)
+  uint64_t console_mark = 0;     // the console's size when its agent last wrote a record
+  uint64_t stream_bytes = 0;     // bytes its agent has written
+  std::optional<Clock::time_point> all_cpus_stuck;  // since when every CPU reported a soft lockup
+  std::optional<int> frozen_job;  // the job that was running when the guest froze
   protocol::ProblemBudget problems;  // a garbage-spewing guest gets a bounded number of reports
 };
 
@@ -261,21 +266,24 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       failed_vm = vm;
     }
   };
-  // A guest that stopped making progress: where its vCPUs are (QEMU's registers, kept next to its
-  // console as vcpus-vm<k>.txt), said after the timeout's error. Only for the first error.
-  auto where_vcpus_are = [&](int k) -> std::string {
-    if (!outcome.error.empty() || k >= static_cast<int>(group.size())) return {};
-    const std::string text = group[k].vcpu_registers();
-    const auto vcpus = vm::parse_vcpu_registers(text);
-    if (vcpus.empty()) return {};
+  // QEMU's registers of VM k kept next to its console: " (registers in vcpus-vm<k>.txt)".
+  auto keep_registers = [&](int k, const std::string& text) -> std::string {
     const auto file = specs[k].console_log.parent_path() / ("vcpus-vm" + std::to_string(k) + ".txt");
     try {
       write_file_atomic(file, text);
     } catch (const Error&) {
-      return "; VM " + std::to_string(k) + " at the timeout: " + vm::describe(vcpus);
+      return {};
     }
-    return "; VM " + std::to_string(k) + " at the timeout: " + vm::describe(vcpus) + " (registers in " +
-           file.filename().string() + ")";
+    return " (registers in " + file.filename().string() + ")";
+  };
+  // A guest that stopped making progress: where its vCPUs are (QEMU's registers, kept next to its
+  // console as vcpus-vm<k>.txt), said after the timeout's error. Only for the first error.
+  auto where_vcpus_are = [&](int k, const char* when = "at the timeout") -> std::string {
+    if (!outcome.error.empty() || k >= static_cast<int>(group.size())) return {};
+    const std::string text = group[k].vcpu_registers();
+    const auto vcpus = vm::parse_vcpu_registers(text);
+    if (vcpus.empty()) return {};
+    return "; VM " + std::to_string(k) + " " + when + ": " + vm::describe(vcpus) + keep_registers(k, text);
   };
   // Panics, init errors, stalls and warnings on a VM's console so far.
   auto console_findings = [&](int k) { return vm::scan_console(vm::read_console(specs[k].console_log)); };
@@ -283,6 +291,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   auto pump = [&](int k, bool final) {
     auto& st = state[k];
     std::string bytes = st.tail->read_new();
+    st.stream_bytes += bytes.size();
     protocol::Parsed parsed = st.stream.feed(bytes);
     if (final) {
       auto tail = st.stream.finish();
@@ -299,6 +308,12 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         if (s2.router) return s2.router->current();
       return 0;
     };
+    if (!parsed.records.empty()) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(specs[k].console_log, ec);
+      if (!ec) st.console_mark = size;
+      st.all_cpus_stuck.reset();
+    }
     for (const auto& r : parsed.records) {
       const auto& b = r.body;
       int job = 0;
@@ -325,7 +340,9 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       } else if (r.type == "topology") {
         while (outcome.guest_topology.size() <= static_cast<size_t>(k)) outcome.guest_topology.push_back(nullptr);
         outcome.guest_topology[k] = b;
-        auto diffs = vm::check_guest_topology(vtopo, nosmt, guest_topology_from(b));
+        const auto seen = guest_topology_from(b);
+        st.online_cpus = static_cast<int>(seen.cpus.size());
+        auto diffs = vm::check_guest_topology(vtopo, nosmt, seen);
         if (!diffs.empty()) {
           std::string why = "VM " + std::to_string(k) + " does not see the recipe's topology " + topo.shape() + ":";
           for (const auto& d : diffs) why += " " + d + ";";
@@ -373,14 +390,23 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   // interrupts off): that fails its boot in seconds, not at the boot timeout (and a boot retry
   // follows). Not after hello: a benchmark's guest is silent for minutes, and the check would
   // stop its vCPUs to read their registers.
-  std::vector<vm::LockupWatch> lockup;
-  for (int k = 0; k < vms; ++k)
+  // After hello the same watch needs 30 s without a byte from the guest (console or agent; the
+  // vmstat monitor writes every 10 s by default), so a healthy benchmark is never sampled.
+  std::vector<vm::LockupWatch> lockup, frozen;
+  for (int k = 0; k < vms; ++k) {
     lockup.emplace_back(std::chrono::seconds(10), std::chrono::seconds(5), std::chrono::seconds(10));
+    frozen.emplace_back(std::chrono::seconds(30), std::chrono::seconds(5), std::chrono::seconds(10));
+  }
   const std::string lockup_cause =
       connection.info().accel == vm::Accel::tcg
           ? " (under TCG this is QEMU now and then leaving vCPUs on kernel code another vCPU has just patched; a "
             "new boot does not meet it)"
           : " (a hard lock-up of the guest kernel)";
+  const std::string freeze_cause =
+      connection.info().accel == vm::Accel::tcg
+          ? " (under TCG this can be QEMU leaving vCPUs on kernel code another vCPU has just patched, such as a "
+            "static branch flipped at run time, or it is the kernel under test)"
+          : " (the kernel under test)";
   while (outcome.error.empty() && group.size() == specs.size()) {
     if (vm::interrupted()) {
       outcome.interrupted = true;
@@ -433,19 +459,53 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         auto findings = console_findings(k);
         if (vm::is_fatal(findings)) fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
       }
+      // A guest whose every CPU reported a soft lockup (20 s or more without scheduling) since its
+      // agent last wrote, and whose agent then says nothing for 30 s more, is frozen: fail now
+      // (under TCG the cell runs again, as after a stall), not at the cell timeout. Seen under
+      // TCG: every vCPU of a Debian 6.1 guest looping on an int3 that QEMU kept translated after
+      // the kernel had patched it away (a static branch flipped while the vCPUs ran through it;
+      // the kernel's int3 handler sees no int3 there and returns to it). With interrupts off
+      // they print nothing: the register watch below catches that case.
+      for (int k = 0; k < vms && outcome.error.empty(); ++k) {
+        auto& st = state[k];
+        if (!st.hello || st.ended) continue;
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(specs[k].console_log, ec);
+        if (ec || size <= st.console_mark) continue;
+        const int cpus = st.online_cpus > 0 ? st.online_cpus : vtopo.count();
+        auto stuck = vm::every_cpu_stuck(vm::read_console_since(specs[k].console_log, st.console_mark), cpus, 20);
+        if (!stuck) continue;
+        if (!st.all_cpus_stuck) st.all_cpus_stuck = Clock::now();
+        if (Clock::now() - *st.all_cpus_stuck < std::chrono::seconds(30)) continue;
+        const std::string where = where_vcpus_are(k, "now");
+        fail(k, "VM " + std::to_string(k) + " froze: each of its " + std::to_string(cpus) +
+                    " online CPUs reported a soft lockup since its agent last wrote, and the agent has said nothing "
+                    "for 30 s after (" + *stuck + ")" + where + freeze_cause);
+        st.frozen_job = st.router ? st.router->current() : 0;
+        outcome.stalled = true;
+      }
+      // ... and one whose vCPUs all spin with interrupts off (no soft lockup can be printed then).
+      for (int k = 0; k < vms && outcome.error.empty(); ++k) {
+        auto& st = state[k];
+        if (!st.hello || st.ended) continue;
+        std::error_code ec;
+        const auto bytes = std::filesystem::file_size(specs[k].console_log, ec);
+        auto stuck = frozen[k].check(Clock::now(), (ec ? 0 : bytes) + st.stream_bytes,
+                                     [&] { return group[k].vcpu_registers(); });
+        if (!stuck) continue;
+        fail(k, "VM " + std::to_string(k) + " froze: neither its console nor its agent has written for over 30 s and " +
+                    *stuck + keep_registers(k, frozen[k].last_registers()) + freeze_cause);
+        st.frozen_job = st.router ? st.router->current() : 0;
+        outcome.stalled = true;
+      }
       for (int k = 0; k < vms && outcome.error.empty(); ++k) {
         if (state[k].hello) continue;
         std::error_code ec;
         const auto bytes = std::filesystem::file_size(specs[k].console_log, ec);
         auto stuck = lockup[k].check(Clock::now(), ec ? 0 : bytes, [&] { return group[k].vcpu_registers(); });
         if (!stuck) continue;
-        const auto file = specs[k].console_log.parent_path() / ("vcpus-vm" + std::to_string(k) + ".txt");
-        try {
-          write_file_atomic(file, lockup[k].last_registers());
-        } catch (const Error&) {
-        }
         fail(k, "VM " + std::to_string(k) + " locked up while booting: its console has been silent for over 10 s and " +
-                    *stuck + " (registers in " + file.filename().string() + ")" + lockup_cause);
+                    *stuck + keep_registers(k, lockup[k].last_registers()) + lockup_cause);
       }
     }
     if (!outcome.error.empty()) break;
@@ -512,6 +572,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
           job_error = "VM " + std::to_string(k) + " reported failure" + (js.last_error.empty() ? "" : ": " + js.last_error);
           c.stalled = js.last_error_stalled;
         }
+        if (st.frozen_job == j) c.stalled = true;
       }
       if (first) c.start_s = since_start(*first);
       c.host_cpu = job_host_share(j);

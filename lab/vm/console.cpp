@@ -1,6 +1,8 @@
 #include "vm/console.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <optional>
 
 #include "util/error.hpp"
@@ -120,21 +122,97 @@ std::string console_tail(std::string_view text, size_t lines) {
   return out;
 }
 
-std::string read_console(const std::filesystem::path& file, size_t max_bytes) {
+std::optional<SoftLockup> parse_soft_lockup(std::string_view line) {
+  static constexpr std::string_view marker = "BUG: soft lockup - CPU#";
+  auto at = line.find(marker);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(at + marker.size());
+  // A bounded decimal (guest text: at most 7 digits), then what must follow it.
+  auto number = [&rest](std::string_view after) -> std::optional<int> {
+    size_t n = 0;
+    while (n < rest.size() && n < 7 && rest[n] >= '0' && rest[n] <= '9') ++n;
+    if (n == 0 || rest.substr(n, after.size()) != after) return std::nullopt;
+    int value = 0;
+    for (size_t i = 0; i < n; ++i) value = value * 10 + (rest[i] - '0');
+    rest.remove_prefix(n + after.size());
+    return value;
+  };
+  auto cpu = number(" stuck for ");
+  if (!cpu) return std::nullopt;
+  auto seconds = number("s!");
+  if (!seconds) return std::nullopt;
+  return SoftLockup{*cpu, *seconds};
+}
+
+std::optional<std::string> every_cpu_stuck(std::string_view text, int cpus, int min_seconds) {
+  if (cpus <= 0) return std::nullopt;
+  struct Stuck {
+    int seconds = 0;
+    std::string where;
+  };
+  std::map<int, Stuck> stuck;  // by CPU: its longest report, and the RIP line after it
+  std::optional<int> pending;  // a report whose "RIP:" line has not come yet
+  int lines_since = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    if (auto s = parse_soft_lockup(line)) {
+      pending.reset();
+      if (s->seconds < min_seconds) continue;
+      if (stuck.size() >= 4096 && !stuck.count(s->cpu)) continue;  // bounded: guest text
+      auto& e = stuck[s->cpu];
+      if (s->seconds >= e.seconds) {
+        e.seconds = s->seconds;  // its place stays that of an earlier report until a new RIP line
+        pending = s->cpu;
+        lines_since = 0;
+      }
+    } else if (pending && ++lines_since <= 12) {
+      static constexpr std::string_view rip = "RIP: 0010:";
+      if (auto at = line.find(rip); at != std::string_view::npos) {
+        stuck[*pending].where = clean_line(line.substr(at + rip.size()), 80);
+        pending.reset();
+      }
+    } else {
+      pending.reset();
+    }
+  }
+  if (static_cast<int>(stuck.size()) < cpus) return std::nullopt;
+  std::string out;
+  for (const auto& [cpu, e] : stuck) {
+    if (!out.empty()) out += ", ";
+    out += "CPU#" + std::to_string(cpu) + " stuck for " + std::to_string(e.seconds) + " s";
+    if (!e.where.empty()) out += " at " + e.where;
+  }
+  return out;
+}
+
+namespace {
+std::string read_range(const std::filesystem::path& file, uint64_t from, size_t max_bytes) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return {};
   in.seekg(0, std::ios::end);
   auto size = static_cast<size_t>(std::max<std::streamoff>(0, in.tellg()));
   size_t start = size > max_bytes ? size - max_bytes : 0;
+  bool cut = start > 0 && start > from;
+  start = std::max<size_t>(start, std::min<uint64_t>(from, size));
   in.seekg(static_cast<std::streamoff>(start));
   std::string data(size - start, '\0');
   in.read(data.data(), static_cast<std::streamsize>(data.size()));
   data.resize(static_cast<size_t>(in.gcount()));
-  if (start > 0) {
+  if (cut) {
     auto nl = data.find('\n');
     if (nl != std::string::npos) data.erase(0, nl + 1);
   }
   return data;
+}
+}  // namespace
+
+std::string read_console(const std::filesystem::path& file, size_t max_bytes) { return read_range(file, 0, max_bytes); }
+
+std::string read_console_since(const std::filesystem::path& file, uint64_t from, size_t max_bytes) {
+  return read_range(file, from, max_bytes);
 }
 
 }  // namespace smtlab::vm

@@ -403,6 +403,47 @@ TEST_CASE("soft lockups and RCU stalls of a starved guest are noted, not fatal, 
   CHECK(is_fatal(scan_console("[ 1.0] BUG: unable to handle page fault for address: 0\n")));
 }
 
+TEST_CASE("a guest whose every CPU reported a soft lockup since its agent last wrote may have frozen", "[console]") {
+  // As seen under TCG (Debian 6.1, 4 vCPUs, a static branch flipped while they ran through it).
+  const std::string frozen =
+      "[   63.9] RIP: 0010:asm_exc_int3+0x0/0x40\n"
+      "[   64.5] watchdog: BUG: soft lockup - CPU#0 stuck for 23s! [true:2524]\n"
+      "[   64.5] Modules linked in: virtio_blk\n"
+      "[   64.5] CPU: 0 PID: 2524 Comm: true Not tainted 6.1.0-57-cloud-amd64 #1  Debian 6.1.192-3\n"
+      "[   64.5] RIP: 0010:__schedule+0x91/0xa00\n"
+      "[   64.6] watchdog: BUG: soft lockup - CPU#3 stuck for 23s! [true:2528]\n"
+      "[   64.6] RIP: 0010:__schedule+0x91/0xa00\n"
+      "[   88.6] watchdog: BUG: soft lockup - CPU#1 stuck for 45s! [true:2529]\n"
+      "[   88.6] RIP: 0010:__schedule+0x91/0xa00\n"
+      "[   88.6] watchdog: BUG: soft lockup - CPU#2 stuck for 45s! [sh:104]\n"
+      "[   88.6] CPU: 2 PID: 104 Comm: sh\n"
+      "[   88.6] RIP: 0010:__schedule+0x91/0xa00\n"
+      "[   88.7] watchdog: BUG: soft lockup - CPU#0 stuck for 48s! [true:2524]\n";
+  auto all = every_cpu_stuck(frozen, 4, 20);
+  REQUIRE(all);
+  CHECK(*all ==
+        "CPU#0 stuck for 48 s at __schedule+0x91/0xa00, CPU#1 stuck for 45 s at __schedule+0x91/0xa00, CPU#2 stuck for 45 s at "
+        "__schedule+0x91/0xa00, CPU#3 stuck for 23 s at __schedule+0x91/0xa00");
+  CHECK_FALSE(every_cpu_stuck(frozen, 5, 20));   // one CPU never reported: it still schedules
+  CHECK_FALSE(every_cpu_stuck(frozen, 4, 30));   // CPU#3 only 23 s
+  CHECK_FALSE(every_cpu_stuck(frozen, 0, 20));
+  CHECK_FALSE(every_cpu_stuck("", 1, 20));
+  // The same CPU reported four times is one CPU.
+  CHECK_FALSE(every_cpu_stuck(
+      "BUG: soft lockup - CPU#1 stuck for 22s! [a:1]\nBUG: soft lockup - CPU#1 stuck for 44s! [a:1]\n", 2, 20));
+
+  auto one = parse_soft_lockup("[ 40.1] watchdog: BUG: soft lockup - CPU#12 stuck for 23s! [make:812]");
+  REQUIRE(one);
+  CHECK(one->cpu == 12);
+  CHECK(one->seconds == 23);
+  // Guest text: malformed or absurd numbers are not reports.
+  CHECK_FALSE(parse_soft_lockup("BUG: soft lockup - CPU# stuck for 23s!"));
+  CHECK_FALSE(parse_soft_lockup("BUG: soft lockup - CPU#1 stuck for 23 s!"));
+  CHECK_FALSE(parse_soft_lockup("BUG: soft lockup - CPU#99999999999 stuck for 23s!"));
+  CHECK_FALSE(parse_soft_lockup("BUG: soft lockup - CPU#1 stuck for -3s!"));
+  CHECK_FALSE(parse_soft_lockup("BUG: workqueue lockup - pool cpus=0 stuck for 31s!"));
+}
+
 TEST_CASE("console lines from the guest are sanitized and bounded", "[console]") {
   std::string evil = "Kernel panic - not syncing: \x1b[31mred\x07" + std::string(2000, 'x') + "\n";
   auto f = scan_console(evil);
@@ -436,6 +477,15 @@ TEST_CASE("read_console reads a bounded tail starting at a line", "[console]") {
   CHECK(tail.rfind("line ", 0) == 0);
   CHECK(tail.substr(tail.size() - 9) == "line 999\n");
   CHECK(read_console(file.string() + ".missing").empty());
+  // What was written since a mark: from the mark itself while it is within the bound; else the
+  // bound's tail from a line boundary; nothing from a mark at or past the end.
+  const std::string whole = read_console(file);
+  const auto mark = whole.find("line 990\n");
+  CHECK(read_console_since(file, mark) == whole.substr(mark));
+  auto bounded = read_console_since(file, 0, 100);
+  CHECK(bounded == tail);
+  CHECK(read_console_since(file, whole.size()).empty());
+  CHECK(read_console_since(file, whole.size() + 50).empty());
   std::filesystem::remove(file);
 }
 
