@@ -138,7 +138,6 @@ struct VmState {
   uint64_t console_mark = 0;     // the console's size when its agent last wrote a record
   uint64_t stream_bytes = 0;     // bytes its agent has written
   std::optional<Clock::time_point> all_cpus_stuck;  // since when every CPU reported a soft lockup
-  std::optional<int> frozen_job;  // the job that was running when the guest froze
   protocol::ProblemBudget problems;  // a garbage-spewing guest gets a bounded number of reports
 };
 
@@ -288,6 +287,13 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   // Panics, init errors, stalls and warnings on a VM's console so far.
   auto console_findings = [&](int k) { return vm::scan_console(vm::read_console(specs[k].console_log)); };
 
+  // The job a shared boot's benchmark VM is running (a noise VM's records go with it).
+  auto current_job = [&] {
+    for (const auto& s2 : state)
+      if (s2.router) return s2.router->current();
+    return 0;
+  };
+  std::optional<int> frozen_job;  // the job that was running when a guest froze
   auto pump = [&](int k, bool final) {
     auto& st = state[k];
     std::string bytes = st.tail->read_new();
@@ -302,12 +308,6 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       if (st.problems.admit(p)) observer.on_problem(k, p);
     if (final)
       if (auto held = st.problems.summary()) observer.on_problem(k, *held);
-    // A noise VM's records go with the job the first benchmark VM is running.
-    auto group_current = [&] {
-      for (const auto& s2 : state)
-        if (s2.router) return s2.router->current();
-      return 0;
-    };
     if (!parsed.records.empty()) {
       std::error_code ec;
       const auto size = std::filesystem::file_size(specs[k].console_log, ec);
@@ -327,7 +327,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
           continue;
         }
       } else if (shared) {
-        job = group_current();
+        job = current_job();
       }
       auto& js = st.jobs[static_cast<size_t>(job)];
       if (!js.first) js.first = Clock::now();
@@ -388,10 +388,9 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   auto last_console_check = Clock::now();
   // A booting guest whose console went silent is checked for a lock-up (every vCPU stuck with
   // interrupts off): that fails its boot in seconds, not at the boot timeout (and a boot retry
-  // follows). Not after hello: a benchmark's guest is silent for minutes, and the check would
-  // stop its vCPUs to read their registers.
-  // After hello the same watch needs 30 s without a byte from the guest (console or agent; the
-  // vmstat monitor writes every 10 s by default), so a healthy benchmark is never sampled.
+  // follows). After hello the same watch (`frozen`) waits for 30 s without a byte from the guest,
+  // console or agent (the vmstat monitor writes every 10 s by default), so the registers of a
+  // healthy benchmark are not read while it is measured.
   std::vector<vm::LockupWatch> lockup, frozen;
   for (int k = 0; k < vms; ++k) {
     lockup.emplace_back(std::chrono::seconds(10), std::chrono::seconds(5), std::chrono::seconds(10));
@@ -481,7 +480,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         fail(k, "VM " + std::to_string(k) + " froze: each of its " + std::to_string(cpus) +
                     " online CPUs reported a soft lockup since its agent last wrote, and the agent has said nothing "
                     "for 30 s after (" + *stuck + ")" + where + freeze_cause);
-        st.frozen_job = st.router ? st.router->current() : 0;
+        frozen_job = current_job();
         outcome.stalled = true;
       }
       // ... and one whose vCPUs all spin with interrupts off (no soft lockup can be printed then).
@@ -495,7 +494,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         if (!stuck) continue;
         fail(k, "VM " + std::to_string(k) + " froze: neither its console nor its agent has written for over 30 s and " +
                     *stuck + keep_registers(k, frozen[k].last_registers()) + freeze_cause);
-        st.frozen_job = st.router ? st.router->current() : 0;
+        frozen_job = current_job();
         outcome.stalled = true;
       }
       for (int k = 0; k < vms && outcome.error.empty(); ++k) {
@@ -572,8 +571,8 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
           job_error = "VM " + std::to_string(k) + " reported failure" + (js.last_error.empty() ? "" : ": " + js.last_error);
           c.stalled = js.last_error_stalled;
         }
-        if (st.frozen_job == j) c.stalled = true;
       }
+      if (frozen_job == j) c.stalled = true;
       if (first) c.start_s = since_start(*first);
       c.host_cpu = job_host_share(j);
       if (first && end && c.ended) c.job_s = std::chrono::duration<double>(*end - *first).count();
