@@ -293,7 +293,8 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       if (s2.router) return s2.router->current();
     return 0;
   };
-  std::optional<int> frozen_job;  // the job that was running when a guest froze
+  // The job that was running when a guest froze or met a stray int3 (under TCG its cell runs again).
+  std::optional<int> stalled_job;
   auto pump = [&](int k, bool final) {
     auto& st = state[k];
     std::string bytes = st.tail->read_new();
@@ -406,6 +407,23 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
           ? " (under TCG this can be QEMU leaving vCPUs on kernel code another vCPU has just patched, such as a "
             "static branch flipped at run time, or it is the kernel under test)"
           : " (the kernel under test)";
+  // A fatal line on VM k's console fails the boot with it. Under TCG an "Oops: int3" is, as far as
+  // seen, QEMU executing an int3 the kernel had already patched away (Debian 6.12 dies of it where
+  // 6.1 loops; 50-100 flips of kernel.sched_schedstats under load here): its cell runs once more,
+  // like a stalled one, and both attempts say what happened.
+  auto fail_from_console = [&](int k, const std::vector<vm::ConsoleFinding>& findings) {
+    if (!outcome.error.empty()) return;
+    std::string why = "VM " + std::to_string(k) + ": " + vm::first_problem(findings);
+    const auto int3 = vm::int3_oops(findings);
+    if (int3 && why.find(*int3) == std::string::npos) why += " (after " + *int3 + ")";
+    if (int3 && connection.info().accel == vm::Accel::tcg) {
+      why += " (under TCG this can be QEMU executing an int3 that the kernel had already patched away, such as a "
+             "static branch flipped while other vCPUs ran through it, or it is the kernel under test)";
+      outcome.stalled = true;
+      stalled_job = current_job();
+    }
+    fail(k, why);
+  };
   while (outcome.error.empty() && group.size() == specs.size()) {
     if (vm::interrupted()) {
       outcome.interrupted = true;
@@ -426,7 +444,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         // the init's power-off stop the guest at once): that line is the cell's error.
         auto findings = console_findings(k);
         if (vm::is_fatal(findings))
-          fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
+          fail_from_console(k, findings);
         else
           fail(k, "VM " + std::to_string(k) + " stopped (" + group[k].stop_info().describe() +
                       ") before its agent reported the end" +
@@ -456,7 +474,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       last_console_check = Clock::now();
       for (int k = 0; k < vms; ++k) {
         auto findings = console_findings(k);
-        if (vm::is_fatal(findings)) fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
+        if (vm::is_fatal(findings)) fail_from_console(k, findings);
       }
       // A guest whose every CPU reported a soft lockup (20 s or more without scheduling) since its
       // agent last wrote, and whose agent then says nothing for 30 s more, is frozen: fail now
@@ -480,7 +498,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         fail(k, "VM " + std::to_string(k) + " froze: each of its " + std::to_string(cpus) +
                     " online CPUs reported a soft lockup since its agent last wrote, and the agent has said nothing "
                     "for 30 s after (" + *stuck + ")" + where + freeze_cause);
-        frozen_job = current_job();
+        stalled_job = current_job();
         outcome.stalled = true;
       }
       // ... and one whose vCPUs all spin with interrupts off (no soft lockup can be printed then).
@@ -494,7 +512,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         if (!stuck) continue;
         fail(k, "VM " + std::to_string(k) + " froze: neither its console nor its agent has written for over 30 s and " +
                     *stuck + keep_registers(k, frozen[k].last_registers()) + freeze_cause);
-        frozen_job = current_job();
+        stalled_job = current_job();
         outcome.stalled = true;
       }
       for (int k = 0; k < vms && outcome.error.empty(); ++k) {
@@ -532,7 +550,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   for (int k = 0; k < vms; ++k) {
     auto findings = console_findings(k);
     if (outcome.error.empty() && vm::is_fatal(findings))
-      fail(k, "VM " + std::to_string(k) + ": " + vm::first_problem(findings));
+      fail_from_console(k, findings);
     for (const auto& d : vm::disturbances(findings)) outcome.disturbances.push_back("VM " + std::to_string(k) + ": " + d);
   }
   // One cell: a benchmark VM that reported failure fails it. A shared boot: that fails the job's
@@ -572,7 +590,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
           c.stalled = js.last_error_stalled;
         }
       }
-      if (frozen_job == j) c.stalled = true;
+      if (stalled_job == j) c.stalled = true;
       if (first) c.start_s = since_start(*first);
       c.host_cpu = job_host_share(j);
       if (first && end && c.ended) c.job_s = std::chrono::duration<double>(*end - *first).count();

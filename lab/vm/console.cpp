@@ -82,6 +82,12 @@ std::vector<std::string> disturbances(const std::vector<ConsoleFinding>& finding
   return out;
 }
 
+std::optional<std::string> int3_oops(const std::vector<ConsoleFinding>& findings) {
+  for (const auto& f : findings)
+    if (f.kind == ConsoleProblem::oops && contains(f.line, "Oops: int3")) return f.line;
+  return std::nullopt;
+}
+
 std::string first_problem(const std::vector<ConsoleFinding>& findings) {
   // A panic line is the most telling; else the first fatal finding.
   for (const auto& f : findings)

@@ -33,6 +33,10 @@ bool is_fatal(const std::vector<ConsoleFinding>& findings);
 // The warnings and stalls, one note each ("kernel stall: <line>"), at most `max` of them.
 std::vector<std::string> disturbances(const std::vector<ConsoleFinding>& findings, size_t max = 5);
 
+// The "Oops: int3" line among the findings, if any: the kernel met an int3 that is none of its
+// own (under TCG: one QEMU kept executing after the kernel had patched it away).
+std::optional<std::string> int3_oops(const std::vector<ConsoleFinding>& findings);
+
 // The first fatal finding, as "kernel panic: <line>" (or "" when there is none).
 std::string first_problem(const std::vector<ConsoleFinding>& findings);
 

@@ -444,6 +444,19 @@ TEST_CASE("a guest whose every CPU reported a soft lockup since its agent last w
   CHECK_FALSE(parse_soft_lockup("BUG: workqueue lockup - pool cpus=0 stuck for 31s!"));
 }
 
+TEST_CASE("an int3 oops is found among a guest's console findings, with the panic that follows it", "[console]") {
+  // Debian 6.12 under TCG after a static branch flip (the panic comes from the oops in an interrupt).
+  auto f = scan_console(
+      "[    8.516580] Oops: int3: 0000 [#1] PREEMPT SMP PTI\n"
+      "[    8.527170] RIP: 0010:update_curr_se+0x32/0x90\n"
+      "[    8.531746] Kernel panic - not syncing: Fatal exception in interrupt\n");
+  REQUIRE(int3_oops(f));
+  CHECK(*int3_oops(f) == "[    8.516580] Oops: int3: 0000 [#1] PREEMPT SMP PTI");
+  CHECK(first_problem(f) == "kernel panic: [    8.531746] Kernel panic - not syncing: Fatal exception in interrupt");
+  CHECK_FALSE(int3_oops(scan_console("[ 1.0] Oops: general protection fault, probably for non-canonical address\n")));
+  CHECK_FALSE(int3_oops(scan_console("[ 1.0] int3 mentioned in passing\n")));
+}
+
 TEST_CASE("console lines from the guest are sanitized and bounded", "[console]") {
   std::string evil = "Kernel panic - not syncing: \x1b[31mred\x07" + std::string(2000, 'x') + "\n";
   auto f = scan_console(evil);
