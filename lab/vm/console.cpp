@@ -23,6 +23,17 @@ bool contains(std::string_view line, std::string_view what) {
   return line.find(what) != std::string_view::npos;
 }
 
+// Calls `each` with every line of `text` (without its newline), the last one even if unterminated.
+template <typename Each>
+void for_each_line(std::string_view text, Each&& each) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    each(text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos));
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  }
+}
+
 }  // namespace
 
 std::string to_string(ConsoleProblem kind) {
@@ -40,11 +51,7 @@ std::string to_string(ConsoleProblem kind) {
 std::vector<ConsoleFinding> scan_console(std::string_view text) {
   std::vector<ConsoleFinding> out;
   size_t number = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  for_each_line(text, [&](std::string_view line) {
     ++number;
     std::optional<ConsoleProblem> kind;
     if (contains(line, "Kernel panic - not syncing") || contains(line, "end Kernel panic"))
@@ -61,7 +68,7 @@ std::vector<ConsoleFinding> scan_console(std::string_view text) {
     else if (contains(line, "smtlab-init: error:"))
       kind = ConsoleProblem::init_error;
     if (kind) out.push_back({*kind, number, clean_line(line)});
-  }
+  });
   return out;
 }
 
@@ -159,15 +166,11 @@ std::optional<std::string> every_cpu_stuck(std::string_view text, int cpus, int 
   std::map<int, Stuck> stuck;  // by CPU: its longest report, and the RIP line after it
   std::optional<int> pending;  // a report whose "RIP:" line has not come yet
   int lines_since = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  for_each_line(text, [&](std::string_view line) {
     if (auto s = parse_soft_lockup(line)) {
       pending.reset();
-      if (s->seconds < min_seconds) continue;
-      if (stuck.size() >= 4096 && !stuck.count(s->cpu)) continue;  // bounded: guest text
+      if (s->seconds < min_seconds) return;
+      if (stuck.size() >= 4096 && !stuck.count(s->cpu)) return;  // bounded: guest text
       auto& e = stuck[s->cpu];
       if (s->seconds >= e.seconds) {
         e.seconds = s->seconds;  // its place stays that of an earlier report until a new RIP line
@@ -183,7 +186,7 @@ std::optional<std::string> every_cpu_stuck(std::string_view text, int cpus, int 
     } else {
       pending.reset();
     }
-  }
+  });
   if (static_cast<int>(stuck.size()) < cpus) return std::nullopt;
   std::string out;
   for (const auto& [cpu, e] : stuck) {
