@@ -95,6 +95,8 @@ json cell_definition(const Cell& cell, DigestCache& digests) {
                          {"pinning", to_string(t.pinning)},
                          {"roles", roles},
                          {"noise", json{{"workers", t.noise.workers}, {"load", t.noise.load}}}};
+  // Added after the first cells were measured: left out at its default, so that their ids stay.
+  if (t.host_sched != HostSched::normal) def["topology"]["host_sched"] = to_string(t.host_sched);
   def["benchmark"] = json{{"name", cell.benchmark.name}, {"kind", cell.benchmark.kind}, {"params", params_json(cell.benchmark)}};
   return def;
 }

@@ -57,6 +57,8 @@ std::string to_string(Pinning p) {
   return "?";
 }
 
+std::string to_string(HostSched s) { return s == HostSched::batch ? "batch" : "normal"; }
+
 std::string to_string(VmRole r) {
   switch (r) {
     case VmRole::benchmark: return "benchmark";

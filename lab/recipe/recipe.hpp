@@ -76,6 +76,10 @@ struct Variant {
 
 // ---- topologies --------------------------------------------------------------------------------
 enum class Pinning { none, vcpu, core, shared };
+// The host scheduling policy of the guests' QEMU threads: normal (SCHED_OTHER, as a plain libvirt
+// guest) or batch (SCHED_BATCH: a woken vCPU thread does not preempt the one running on its host
+// CPU, so vCPU threads overcommitting host CPUs switch less often).
+enum class HostSched { normal, batch };
 enum class VmRole { benchmark, noise };
 
 struct NoiseSpec {
@@ -92,6 +96,7 @@ struct Topology {
   std::vector<std::string> cmdline;  // e.g. "nosmt"
   std::vector<int> host_cpus;        // empty: all host CPUs
   Pinning pinning = Pinning::none;
+  HostSched host_sched = HostSched::normal;
   std::vector<VmRole> roles;  // one per VM
   NoiseSpec noise;
   SourceLocation where;
@@ -210,6 +215,7 @@ struct Recipe {
 std::string to_string(KernelSource);
 std::string to_string(CoreSchedMode);
 std::string to_string(Pinning);
+std::string to_string(HostSched);
 std::string to_string(VmRole);
 std::string to_string(YieldMode);
 std::string to_string(Axis);

@@ -20,7 +20,7 @@ const std::vector<std::string> kRecipeKeys = {"name",       "description", "imag
                                               "share_boot", "parallel"};
 const std::vector<std::string> kVariantKeys = {"name", "kernel", "cmdline", "sysctls", "sched", "coresched"};
 const std::vector<std::string> kTopologyKeys = {"name",      "vms",     "cpu",   "memory", "cmdline",
-                                                "host_cpus", "pinning", "roles", "noise"};
+                                                "host_cpus", "pinning", "host_sched", "roles", "noise"};
 const std::vector<std::string> kCpuKeys = {"sockets", "dies", "cores", "threads", "vcpus", "smt"};
 const std::vector<std::string> kKinds = {"kernbench", "chat", "hackbench", "command"};
 
@@ -216,6 +216,8 @@ Topology parse_topology(const YamlFile& f, const YAML::Node& node) {
                     " CPUs",
                 "say pinning: shared to overcommit those CPUs, give more host_cpus, or use fewer cores");
   }
+  if (auto e = m.get("host_sched"))
+    t.host_sched = choice<HostSched>(*e, {{"normal", HostSched::normal}, {"batch", HostSched::batch}});
   if (auto e = m.get("roles")) {
     if (!e->value.IsSequence()) e->fail("'roles' must be a list, one role per VM", "write e.g. [benchmark, noise]");
     for (const auto& item : e->value) {

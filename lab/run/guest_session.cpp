@@ -210,6 +210,8 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       spec.accel = connection.info().accel;
       spec.cpu_model = connection.info().guest_cpu_model;
       spec.cmdline = cmdline;
+      spec.thread_sched =
+          topo.host_sched == recipe::HostSched::batch ? vm::ThreadSched::batch : vm::ThreadSched::normal;
       if (remote) {
         staged.push_back(staging->upload_temporary(vm::vm_volume_name(spec.name, "initrd"), initrd));
         spec.initrd = staged.back().path();

@@ -54,6 +54,7 @@ nlohmann::json cell_entry(const plan::Cell& cell) {
           {"vcpus", t.vcpus()},
           {"host_cpus", t.host_cpus.empty() ? std::string("all") : format_cpulist(t.host_cpus)},
           {"pinning", recipe::to_string(t.pinning)},
+          {"host_sched", recipe::to_string(t.host_sched)},
           {"benchmark", cell.benchmark.name},
           {"kind", cell.benchmark.kind},
           {"iterations", cell.iterations},

@@ -38,6 +38,8 @@ std::string root_bus_address(int slot) {
 
 std::string to_string(Accel accel) { return accel == Accel::kvm ? "kvm" : "tcg"; }
 
+std::string to_string(ThreadSched sched) { return sched == ThreadSched::batch ? "batch" : "normal"; }
+
 std::string VcpuTopology::shape() const {
   return fmt::format("{}x{}x{}x{}", sockets, dies, cores, threads);
 }
@@ -145,12 +147,17 @@ std::string domain_xml(const DomainSpec& s) {
   add(fmt::format("  <vcpu placement='static'>{}</vcpu>", t.count()));
   bool any_pin = !s.emulator_pin.empty();
   for (const auto& pin : s.vcpu_pins) any_pin = any_pin || !pin.empty();
-  if (any_pin) {
+  const bool batch = s.thread_sched == ThreadSched::batch;
+  if (any_pin || batch) {
     add("  <cputune>");
     for (size_t i = 0; i < s.vcpu_pins.size(); ++i)
       if (!s.vcpu_pins[i].empty())
         add(fmt::format("    <vcpupin vcpu='{}' cpuset='{}'/>", i, s.vcpu_pins[i]));
     if (!s.emulator_pin.empty()) add("    <emulatorpin cpuset='" + s.emulator_pin + "'/>");
+    if (batch) {
+      add(fmt::format("    <vcpusched vcpus='0-{}' scheduler='batch'/>", t.count() - 1));
+      add("    <emulatorsched scheduler='batch'/>");
+    }
     add("  </cputune>");
   }
   add("  <os>");

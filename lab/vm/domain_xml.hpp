@@ -18,6 +18,12 @@ std::string to_string(Accel accel);  // "kvm" | "tcg"
 // console_log / results_channel on this machine (remote hosts).
 enum class Transport { files, streams };
 
+// The host scheduling policy of a guest's QEMU threads (vCPUs and emulator). normal: SCHED_OTHER,
+// what a plain libvirt guest gets. batch: SCHED_BATCH, whose wake-ups do not preempt the thread
+// running on that host CPU, so vCPU threads sharing host CPUs switch less often.
+enum class ThreadSched { normal, batch };
+std::string to_string(ThreadSched sched);  // "normal" | "batch"
+
 struct VcpuTopology {
   int sockets = 1, dies = 1, cores = 1, threads = 1;
   int count() const { return sockets * dies * cores * threads; }
@@ -45,6 +51,7 @@ struct DomainSpec {
   std::filesystem::path qemu_log;
   std::vector<std::string> vcpu_pins;     // empty, or one host cpuset per vCPU ("" = unpinned)
   std::string emulator_pin;               // "" = unpinned
+  ThreadSched thread_sched = ThreadSched::normal;
   bool network = false;                   // user-mode virtio NIC when true
 };
 

@@ -106,6 +106,8 @@ TEST_CASE("cell ids are stable across loads and runs") {
   CHECK(def["benchmark"]["params"]["jobs"] == nlohmann::json::array({2, 4}));
   CHECK(def["iterations"] == 2);
   CHECK(def.dump().find(kSource.string()) == std::string::npos);  // no host paths
+  // host_sched came later: at its default it is not in the definition, so older ids stay.
+  CHECK_FALSE(def["topology"].contains("host_sched"));
   // The same cell keeps its id when the plan is filtered or sharded.
   PlanOptions only;
   only.filters = {"topology=overcommit"};
@@ -139,6 +141,7 @@ TEST_CASE("cell ids change when any parameter changes") {
   CHECK(differs([](Cell& c) { c.topology.memory_mib += 1; }));
   CHECK(differs([](Cell& c) { c.topology.host_cpus = {0}; }));
   CHECK(differs([](Cell& c) { c.topology.pinning = Pinning::core; }));
+  CHECK(differs([](Cell& c) { c.topology.host_sched = HostSched::batch; }));
   CHECK(differs([](Cell& c) { c.topology.vms = 4; }));
   CHECK(differs([](Cell& c) { c.topology.noise.load = 10; }));
   CHECK(differs([](Cell& c) { c.topology.cmdline.push_back("nosmt"); }));

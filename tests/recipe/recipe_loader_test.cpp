@@ -145,6 +145,8 @@ TEST_CASE("a recipe using every section loads with its values") {
   const Topology& pinned = topology(r, "pinned");
   CHECK(pinned.roles == std::vector<VmRole>{VmRole::benchmark, VmRole::noise});  // default roles
   CHECK(pinned.pinning == Pinning::vcpu);
+  CHECK(pinned.host_sched == HostSched::batch);
+  CHECK(trio.host_sched == HostSched::normal);  // the default
 
   const auto& kb = std::get<KernbenchParams>(benchmark(r, "kb-default").params);
   CHECK(kb.jobs.empty());  // resolved per topology by the plan

@@ -2,6 +2,7 @@
 // no qemu-system process left under our embedded root.
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -316,15 +317,19 @@ TEST_CASE("RAII: a running guest is destroyed when its Domain or DomainGroup goe
     int last = static_cast<int>(connection().info().host.cpus.size()) - 1;
     spec.vcpu_pins = {std::to_string(last), "0"};
     spec.emulator_pin = "0";
+    spec.thread_sched = ThreadSched::batch;
     auto dom = Domain::start(connection(), spec);
     pid = dom.qemu_pid();
     REQUIRE(pid > 0);
     CHECK(dom.wait_stopped(1s) == WaitResult::timeout);
     CHECK_FALSE(dom.is_stopped());
-    // The vCPU threads ("CPU n/TCG") really run where the plan said (no cgroups needed).
+    // The vCPU threads ("CPU n/TCG") really run where the plan said (no cgroups needed), and
+    // with the scheduling policy the spec asked for.
     std::map<std::string, std::string> allowed;
+    std::map<std::string, int> policy;
     for (auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
       auto comm = read_file(task.path() / "comm");
+      const int tid = std::stoi(task.path().filename().string());
       auto status = read_file(task.path() / "status");
       auto at = status.find("Cpus_allowed_list:");
       if (at == std::string::npos) continue;
@@ -332,6 +337,7 @@ TEST_CASE("RAII: a running guest is destroyed when its Domain or DomainGroup goe
       value.erase(0, value.find_first_not_of(" \t"));
       comm.erase(comm.find_last_not_of("\n") + 1);
       allowed[comm] = value;
+      policy[comm] = sched_getscheduler(tid);
     }
     INFO("threads: " << allowed.size());
     if (allowed.count("CPU 0/TCG")) {
@@ -342,6 +348,10 @@ TEST_CASE("RAII: a running guest is destroyed when its Domain or DomainGroup goe
       CHECK(allowed["CPU 1/KVM"] == "0");
     }
     CHECK(allowed["qemu-system-x86"] == "0");
+    const std::string accel = allowed.count("CPU 0/TCG") ? "TCG" : "KVM";
+    CHECK(policy["CPU 0/" + accel] == SCHED_BATCH);
+    CHECK(policy["CPU 1/" + accel] == SCHED_BATCH);
+    CHECK(sched_getscheduler(pid) == SCHED_BATCH);  // the emulator's main thread
     // Where each vCPU is, from QEMU (what a boot or cell timeout records; a vCPU the kernel has
     // not started yet is in real mode, EIP= rather than RIP=).
     const std::string registers = dom.vcpu_registers();

@@ -133,6 +133,22 @@ TEST_CASE("domain XML puts every device on the root bus, so libvirt adds no PCIe
   CHECK_FALSE(has(domain_xml(s), "virtio-serial"));
 }
 
+TEST_CASE("domain XML asks for SCHED_BATCH on every vCPU and the emulator only when told", "[xml]") {
+  auto s = basic_spec();
+  CHECK_FALSE(has(domain_xml(s), "<cputune>"));
+  CHECK_FALSE(has(domain_xml(s), "sched"));
+  s.thread_sched = ThreadSched::batch;
+  auto x = domain_xml(s);
+  CHECK(has(x, "<cputune>\n    <vcpusched vcpus='0-3' scheduler='batch'/>\n    <emulatorsched scheduler='batch'/>\n  </cputune>"));
+  // With pins, the same <cputune> carries both.
+  s.vcpu_pins = {"0", "0", "1", "1"};
+  x = domain_xml(s);
+  CHECK(has(x, "<vcpupin vcpu='3' cpuset='1'/>"));
+  CHECK(has(x, "<vcpusched vcpus='0-3' scheduler='batch'/>"));
+  CHECK(to_string(ThreadSched::batch) == "batch");
+  CHECK(to_string(ThreadSched::normal) == "normal");
+}
+
 TEST_CASE("domain XML under KVM uses host-passthrough", "[xml]") {
   auto s = basic_spec();
   s.accel = Accel::kvm;
