@@ -89,6 +89,28 @@ TEST_CASE("the seed recipes plan every cell of their matrices") {
   CHECK(chat.cells[2].variant.sched_tunables.at("base_slice_ns") == "15000000");
 }
 
+TEST_CASE("every shipped recipe, the bench/ inputs included, loads and plans") {
+  int loaded = 0;
+  for (const char* dir : {"recipes", "bench/recipes"})
+    for (const auto& entry : fs::directory_iterator(kSource / dir)) {
+      if (entry.path().extension() != ".yaml") continue;
+      INFO(entry.path());
+      Plan p = make_plan(load_recipe(entry.path()));
+      CHECK_FALSE(p.cells.empty());
+      ++loaded;
+    }
+  CHECK(loaded >= 9);
+  // noise-sched's normal topology is noise's cell: BENCHMARKS.md compares runs of the two.
+  auto id_of = [](const std::string& recipe, const std::string& topology, const std::string& kind) {
+    for (const auto& c : make_plan(load_recipe(kSource / recipe)).cells)
+      if (c.topology.name == topology && c.benchmark.kind == kind) return c.id;
+    return std::string("none");
+  };
+  CHECK(id_of("bench/recipes/noise-sched.yaml", "smt", "kernbench") == id_of("bench/recipes/noise.yaml", "smt", "kernbench"));
+  CHECK(id_of("bench/recipes/noise-sched.yaml", "smt-batch", "kernbench") !=
+        id_of("bench/recipes/noise.yaml", "smt", "kernbench"));
+}
+
 TEST_CASE("cell ids are stable across loads and runs") {
   Plan a = make_plan(load_recipe(kSource / "recipes/smoke.yaml"));
   Plan b = make_plan(load_recipe(kSource / "recipes/smoke.yaml"));
