@@ -155,8 +155,9 @@ std::string domain_xml(const DomainSpec& s) {
         add(fmt::format("    <vcpupin vcpu='{}' cpuset='{}'/>", i, s.vcpu_pins[i]));
     if (!s.emulator_pin.empty()) add("    <emulatorpin cpuset='" + s.emulator_pin + "'/>");
     if (batch) {
-      add(fmt::format("    <vcpusched vcpus='0-{}' scheduler='batch'/>", t.count() - 1));
-      add("    <emulatorsched scheduler='batch'/>");
+      const std::string policy = to_string(s.thread_sched);
+      add(fmt::format("    <vcpusched vcpus='0-{}' scheduler='{}'/>", t.count() - 1, policy));
+      add("    <emulatorsched scheduler='" + policy + "'/>");
     }
     add("  </cputune>");
   }
