@@ -409,9 +409,9 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
           ? " (under TCG this can be QEMU leaving vCPUs on kernel code another vCPU has just patched, such as a "
             "static branch flipped at run time, or it is the kernel under test)"
           : " (the kernel under test)";
-  // A fatal line on VM k's console fails the boot with it. Under TCG an "Oops: int3" is, as far as
+  // A fatal line on VM k's console fails the boot with it. Under TCG an int3 oops is, as far as
   // seen, QEMU executing an int3 the kernel had already patched away (Debian 6.12 dies of it where
-  // 6.1 loops; 50-100 flips of kernel.sched_schedstats under load here): its cell runs once more,
+  // 6.1 mostly loops; 50-100 flips of kernel.sched_schedstats under load here): its cell runs once more,
   // like a stalled one, and both attempts say what happened.
   auto fail_from_console = [&](int k, const std::vector<vm::ConsoleFinding>& findings) {
     if (!outcome.error.empty()) return;

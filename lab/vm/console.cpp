@@ -34,6 +34,21 @@ void for_each_line(std::string_view text, Each&& each) {
   }
 }
 
+// Where x86's die() header "<what>: <4 hex digits> [#<n>]" starts its error code in `line`
+// ("int3: 0000 [#1] PREEMPT SMP PTI" up to 6.1; "Oops: int3: 0000 [#1] ..." in later kernels),
+// or npos. Bounded: guest text.
+size_t die_header_code(std::string_view line) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  for (size_t at = line.find(": "); at != std::string_view::npos; at = line.find(": ", at + 1)) {
+    std::string_view rest = line.substr(at + 2);
+    if (rest.size() < 8 || !std::all_of(rest.begin(), rest.begin() + 4, hex) || rest.substr(4, 3) != " [#") continue;
+    size_t n = 7;
+    while (n < rest.size() && n < 14 && rest[n] >= '0' && rest[n] <= '9') ++n;
+    if (n > 7 && n < rest.size() && rest[n] == ']') return at;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 std::string to_string(ConsoleProblem kind) {
@@ -56,7 +71,8 @@ std::vector<ConsoleFinding> scan_console(std::string_view text) {
     std::optional<ConsoleProblem> kind;
     if (contains(line, "Kernel panic - not syncing") || contains(line, "end Kernel panic"))
       kind = ConsoleProblem::panic;
-    else if (contains(line, "Oops:") || contains(line, "general protection fault"))
+    else if (contains(line, "Oops:") || contains(line, "general protection fault") ||
+             die_header_code(line) != std::string_view::npos)
       kind = ConsoleProblem::oops;
     else if (contains(line, "BUG: soft lockup") || contains(line, "BUG: workqueue lockup") ||
              (contains(line, "rcu: INFO:") && contains(line, "detected stall")))
@@ -91,7 +107,13 @@ std::vector<std::string> disturbances(const std::vector<ConsoleFinding>& finding
 
 std::optional<std::string> int3_oops(const std::vector<ConsoleFinding>& findings) {
   for (const auto& f : findings)
-    if (f.kind == ConsoleProblem::oops && contains(f.line, "Oops: int3")) return f.line;
+    if (f.kind == ConsoleProblem::oops) {
+      // What died: the words before the error code, "int3" in both header forms.
+      const size_t code = die_header_code(f.line);
+      if (code == std::string_view::npos || code < 4) continue;
+      const std::string_view what = std::string_view(f.line).substr(0, code);
+      if (what.substr(what.size() - 4) == "int3" && (what.size() == 4 || what[what.size() - 5] == ' ')) return f.line;
+    }
   return std::nullopt;
 }
 

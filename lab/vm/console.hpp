@@ -20,7 +20,7 @@ struct ConsoleFinding {
 };
 
 // Every problem line, in order. panic: "Kernel panic - not syncing" / "---[ end Kernel panic";
-// oops: "Oops:" / "general protection fault"; bug: "BUG:" / "kernel BUG at"; warning:
+// oops: "Oops:" / "general protection fault" / an x86 die() header ("int3: 0000 [#1] ..."); bug: "BUG:" / "kernel BUG at"; warning:
 // "WARNING: CPU:" (kernel WARN); stall: "BUG: soft lockup", "BUG: workqueue lockup" and RCU
 // "detected stall" lines, which a guest prints when the host did not run its vCPUs for many
 // seconds (TCG on a loaded host, overcommit): the kernel goes on, the measurement was disturbed;
@@ -33,8 +33,9 @@ bool is_fatal(const std::vector<ConsoleFinding>& findings);
 // The warnings and stalls, one note each ("kernel stall: <line>"), at most `max` of them.
 std::vector<std::string> disturbances(const std::vector<ConsoleFinding>& findings, size_t max = 5);
 
-// The "Oops: int3" line among the findings, if any: the kernel met an int3 that is none of its
-// own (under TCG: one QEMU kept executing after the kernel had patched it away).
+// The int3 oops line among the findings, if any ("Oops: int3: 0000 [#1] ...", or up to Linux 6.1
+// "int3: 0000 [#1] ..."): the kernel met an int3 that is none of its own (under TCG: one QEMU kept
+// executing after the kernel had patched it away).
 std::optional<std::string> int3_oops(const std::vector<ConsoleFinding>& findings);
 
 // The first fatal finding, as "kernel panic: <line>" (or "" when there is none).

@@ -66,7 +66,7 @@ bool has_line(const std::string& text, const std::string& line) {
 }
 
 // Under TCG with several vCPUs, a Debian kernel's runtime text patching now and then executes a
-// stale translation of a patched site ("Oops: int3" during boot, about 1 boot in 100: a QEMU TCG
+// stale translation of a patched site (an int3 oops during boot, about 1 boot in 100: a QEMU TCG
 // race, not the kernel's or the lab's). `smtlab run` boots such a cell again (boot_retries); these
 // direct boots do the same, once, and only for that signature: any other failure still fails.
 template <typename Boot>
@@ -74,10 +74,9 @@ void boot_retrying_tcg_race(const std::vector<fs::path>& consoles, Boot boot) {
   boot();
   for (const auto& log : consoles) {
     const auto console = read_console(log);
-    const auto oops = console.find("Oops: int3");
-    if (oops == std::string::npos || has_line(console, "smtlab-test: done")) continue;
-    WARN(log.string() << ": " << console.substr(oops, console.find('\n', oops) - oops)
-                      << " (the TCG text-patching race); booting again");
+    const auto oops = int3_oops(scan_console(console));
+    if (!oops || has_line(console, "smtlab-test: done")) continue;
+    WARN(log.string() << ": " << *oops << " (the TCG text-patching race); booting again");
     for (const auto& l : consoles) fs::rename(l, l.string() + ".attempt-1");
     boot();
     return;

@@ -471,6 +471,23 @@ TEST_CASE("an int3 oops is found among a guest's console findings, with the pani
   CHECK(first_problem(f) == "kernel panic: [    8.531746] Kernel panic - not syncing: Fatal exception in interrupt");
   CHECK_FALSE(int3_oops(scan_console("[ 1.0] Oops: general protection fault, probably for non-canonical address\n")));
   CHECK_FALSE(int3_oops(scan_console("[ 1.0] int3 mentioned in passing\n")));
+
+  // Debian 6.1 says it without "Oops:" (seen under TCG, 2026-12-07: a flip loop's guest died of it).
+  auto old_form = scan_console(
+      "[   45.389371] int3: 0000 [#1] PREEMPT SMP PTI\n"
+      "[   45.389906] RIP: 0010:update_curr+0x4c/0x1e0\n"
+      "[   45.449759] Kernel panic - not syncing: Fatal exception in interrupt\n");
+  REQUIRE(old_form.size() == 2);
+  CHECK(old_form[0].kind == ConsoleProblem::oops);
+  REQUIRE(int3_oops(old_form));
+  CHECK(*int3_oops(old_form) == "[   45.389371] int3: 0000 [#1] PREEMPT SMP PTI");
+  // Other die() headers of that form are oopses, not int3 ones; near misses are nothing.
+  auto other = scan_console("[ 1.0] invalid opcode: 0000 [#1] PREEMPT SMP NOPTI\n");
+  REQUIRE(other.size() == 1);
+  CHECK(other[0].kind == ConsoleProblem::oops);
+  CHECK_FALSE(int3_oops(other));
+  CHECK_FALSE(int3_oops(scan_console("[ 1.0] notint3: 0000 [#1] SMP\n")));
+  CHECK(scan_console("[ 1.0] int3: 000 [#1]\n[ 1.1] int3: 0000 [#]\n[ 1.2] int3: 0000 [#1\n[ 1.3] int3: ZZZZ [#1]\n").empty());
 }
 
 TEST_CASE("console lines from the guest are sanitized and bounded", "[console]") {
