@@ -411,8 +411,8 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
           : " (the kernel under test)";
   // A fatal line on VM k's console fails the boot with it. Under TCG an int3 oops is, as far as
   // seen, QEMU executing an int3 the kernel had already patched away (Debian 6.12 dies of it where
-  // 6.1 mostly loops; 50-100 flips of kernel.sched_schedstats under load here): its cell runs once more,
-  // like a stalled one, and both attempts say what happened.
+  // 6.1 mostly loops; 50-100 flips of kernel.sched_schedstats under load here): its cell runs once
+  // more, like a stalled one, and both attempts say what happened.
   auto fail_from_console = [&](int k, const std::vector<vm::ConsoleFinding>& findings) {
     if (!outcome.error.empty()) return;
     std::string why = "VM " + std::to_string(k) + ": " + vm::first_problem(findings);

@@ -110,9 +110,9 @@ std::optional<std::string> int3_oops(const std::vector<ConsoleFinding>& findings
     if (f.kind == ConsoleProblem::oops) {
       // What died: the words before the error code, "int3" in both header forms.
       const size_t code = die_header_code(f.line);
-      if (code == std::string_view::npos || code < 4) continue;
+      if (code == std::string_view::npos) continue;
       const std::string_view what = std::string_view(f.line).substr(0, code);
-      if (what.substr(what.size() - 4) == "int3" && (what.size() == 4 || what[what.size() - 5] == ' ')) return f.line;
+      if (what.ends_with("int3") && (what.size() == 4 || what[what.size() - 5] == ' ')) return f.line;
     }
   return std::nullopt;
 }

@@ -20,11 +20,11 @@ struct ConsoleFinding {
 };
 
 // Every problem line, in order. panic: "Kernel panic - not syncing" / "---[ end Kernel panic";
-// oops: "Oops:" / "general protection fault" / an x86 die() header ("int3: 0000 [#1] ..."); bug: "BUG:" / "kernel BUG at"; warning:
-// "WARNING: CPU:" (kernel WARN); stall: "BUG: soft lockup", "BUG: workqueue lockup" and RCU
-// "detected stall" lines, which a guest prints when the host did not run its vCPUs for many
-// seconds (TCG on a loaded host, overcommit): the kernel goes on, the measurement was disturbed;
-// init_error: "smtlab-init: error:".
+// oops: "Oops:" / "general protection fault" / an x86 die() header ("int3: 0000 [#1] ..."); bug:
+// "BUG:" / "kernel BUG at"; warning: "WARNING: CPU:" (kernel WARN); stall: "BUG: soft lockup",
+// "BUG: workqueue lockup" and RCU "detected stall" lines, which a guest prints when the host did
+// not run its vCPUs for many seconds (TCG on a loaded host, overcommit): the kernel goes on, the
+// measurement was disturbed; init_error: "smtlab-init: error:".
 std::vector<ConsoleFinding> scan_console(std::string_view text);
 
 // True when a finding means the guest cannot be trusted (everything but `warning` and `stall`).

@@ -252,10 +252,10 @@ TEST_CASE("a guest that freezes or meets a stray int3 mid-benchmark fails at onc
   // recipes/freeze.yaml flips a static branch 6000 times under four busy loops. Under TCG the
   // Debian 6.1 guest froze within 200-2300 flips in each of 8 tries (and once, 2026-12-07, died of
   // "int3: 0000 [#1]" after 700) and the 6.12 guest died of "Oops: int3" within 50-100 (QEMU keeps
-  // a patched-away int3 translated). That is QEMU's doing,
-  // so the test asserts what smtlab does in each outcome: an attempt that froze or died fails
-  // with that reason soon after its flips stopped (not at the 300 s cell timeout) and, under TCG,
-  // is kept and run once more; one that did neither completes. It says which it saw.
+  // a patched-away int3 translated). That is QEMU's doing, so the test asserts what smtlab does in
+  // each outcome: an attempt that froze or died fails with that reason soon after its flips
+  // stopped (not at the 300 s cell timeout) and, under TCG, is kept and run once more; one that
+  // did neither completes. It says which it saw.
   auto dir = suite_dir("freeze");
   auto r = run_smtlab({"run", faults_recipe("freeze.yaml"), "-o", dir.string(), "--no-compare"}, 1800s);
   INFO(run_failure_summary(dir, r.err));
