@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -76,7 +77,13 @@ double last_flip_uptime(const fs::path& console) {
   for (std::string line; std::getline(in, line);) {
     const auto mark = line.find("] smtlab-flip ");
     if (line.empty() || line[0] != '[' || mark == std::string::npos) continue;
-    last = std::stod(line.substr(1, mark - 1));
+    // Guest text: a timestamp that does not parse is not a progress line (no exception).
+    std::string_view stamp(line.data() + 1, mark - 1);
+    while (!stamp.empty() && stamp.front() == ' ') stamp.remove_prefix(1);
+    double t = 0;
+    if (auto [end, ec] = std::from_chars(stamp.data(), stamp.data() + stamp.size(), t);
+        ec == std::errc() && end == stamp.data() + stamp.size())
+      last = t;
   }
   return last;
 }
