@@ -16,7 +16,7 @@ std::vector<VmstatSeries> vmstat_profile(const Block& block, int vm) {
     std::vector<const results::MonitorRecord*> recs;
     for (const auto& m : col.cell->monitors)
       // Only the measured phase: set-up samples count their time from another origin.
-      if (m.monitor == "vmstat" && m.vm == vm && std::isfinite(m.t) && m.raw.value("phase", "measure") == "measure")
+      if (m.monitor == "vmstat" && m.vm == vm && std::isfinite(m.t) && m.phase == "measure")
         recs.push_back(&m);
     std::stable_sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->t < b->t; });
     for (auto* r : recs) {

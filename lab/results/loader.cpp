@@ -148,6 +148,10 @@ bool parse_monitor(const json& j, MonitorRecord& m) {
   if (m.monitor.empty()) return false;
   m.vm = int_or(j, "vm", 0);
   m.t = num_or(j, "t", NAN);
+  if (auto p = j.find("phase"); p != j.end()) {
+    if (!p->is_string()) return false;
+    m.phase = str_or(j, "phase");
+  }
   auto v = j.find("values");
   if (v != j.end() && v->is_object())
     for (auto it = v->begin(); it != v->end(); ++it)

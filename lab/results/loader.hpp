@@ -25,6 +25,7 @@ struct Sample {
 struct MonitorRecord {
   int vm = 0;
   std::string monitor;                   // "vmstat", "schedstat", "cpu_busy", ...
+  std::string phase = "measure";         // "measure", or "setup" (samples before the first iteration)
   double t = 0;                          // seconds since the first measured iteration began
   std::map<std::string, double> values;  // the numeric members of "values"
   nlohmann::json raw;                    // the whole record as written
@@ -59,7 +60,7 @@ struct RunResults {
 
 struct LoadLimits {
   size_t max_manifest_bytes = 64 << 20;
-  size_t max_line_bytes = 64 << 10;       // the protocol's record limit
+  size_t max_line_bytes = 68 << 10;       // the protocol's record limit (64 KiB) and what the host adds
   size_t max_file_bytes = size_t(1) << 30;  // per jsonl file; the rest is ignored (and warned)
   size_t max_warnings = 50;
 };

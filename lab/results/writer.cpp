@@ -95,7 +95,11 @@ std::string ResultsWriter::cell_status(const std::string& id) const {
   return cell.value("status", "pending");
 }
 
-void ResultsWriter::save() { write_file_atomic(dir_ / "manifest.json", manifest_.dump(2) + "\n"); }
+// Strings in the manifest can come from a guest (console lines, topology): invalid UTF-8 is
+// replaced (U+FFFD), never an exception that would stop the run with its cell still "running".
+void ResultsWriter::save() {
+  write_file_atomic(dir_ / "manifest.json", manifest_.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
 
 void ResultsWriter::set_cell_status(const std::string& id, const std::string& status, const json& extra) {
   if (!kStatuses.count(status))

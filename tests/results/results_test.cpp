@@ -174,14 +174,25 @@ TEST_CASE("corrupt lines are skipped and counted, not fatal") {
     f << sample(2, 12).dump() << "\n";
     f << "{\"metric\":\"elsp-2\",\"value\":13";                      // truncated last line, no newline
   }
+  {
+    std::ofstream f(dir / "cells" / "c0" / "monitor.jsonl", std::ios::app | std::ios::binary);
+    f << "{\"monitor\":\"vmstat\",\"vm\":0,\"t\":1,\"phase\":5,\"values\":{\"r\":1}}\n";  // phase not a string
+    f << "{\"monitor\":\"vmstat\",\"vm\":0,\"t\":0.5,\"phase\":\"setup\",\"values\":{\"r\":2}}\n";
+    f << "{\"monitor\":\"vmstat\",\"vm\":0,\"t\":2,\"values\":{\"r\":3}}\n";
+  }
   RunResults r = load_results(dir);
   REQUIRE(r.cells.size() == 2);
   REQUIRE(r.cells[0].samples.size() == 2);
   CHECK(r.cells[0].samples[1].value == 12);
-  CHECK(r.cells[0].skipped_lines == 7);
-  CHECK(r.skipped_lines == 7);
+  REQUIRE(r.cells[0].monitors.size() == 2);
+  CHECK(r.cells[0].monitors[0].phase == "setup");
+  CHECK(r.cells[0].monitors[1].phase == "measure");  // no phase: measured
+  CHECK(r.cells[0].skipped_lines == 8);
+  CHECK(r.skipped_lines == 8);
   REQUIRE_FALSE(r.warnings.empty());
-  CHECK(r.warnings[0].find("skipped 7") != std::string::npos);
+  REQUIRE(r.warnings.size() == 2);  // one per file
+  CHECK(r.warnings[0].find("samples.jsonl: skipped 7") != std::string::npos);
+  CHECK(r.warnings[1].find("monitor.jsonl: skipped 1") != std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -287,4 +298,18 @@ TEST_CASE("a shared boot's cell fields are cleared by reset_cell, and merge keep
   CHECK(m["boot_groups"]["c0"]["wall_s"] == 9.0);  // a key two shards used: the first's
   CHECK(m["boot_groups"]["c1"]["wall_s"] == 7.0);
   for (auto& d : {a, b, out}) fs::remove_all(d);
+}
+
+TEST_CASE("a guest's invalid UTF-8 in a cell's entry is replaced, the manifest is still written") {
+  fs::path dir = temp_dir("utf8");
+  auto w = ResultsWriter::create(dir, manifest());
+  // A soft-lockup line whose task name the kernel cut in the middle of a character.
+  const std::string cut = "watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [bench-\xc3\xa4\xc3:123]";
+  REQUIRE_NOTHROW(w.set_cell_status("c0", "running", {{"disturbances", {cut}}}));
+  REQUIRE_NOTHROW(w.set_cell_status("c0", "ok"));
+  RunResults r = load_results(dir);
+  CHECK(r.cells[0].status == "ok");
+  std::string d = r.cells[0].entry["disturbances"][0];
+  CHECK(d.find("[bench-\xc3\xa4\xef\xbf\xbd:123]") != std::string::npos);  // the stray byte is U+FFFD
+  fs::remove_all(dir);
 }
