@@ -43,7 +43,6 @@ std::string md_table(const Block& b, const std::vector<std::string>& stats_rows,
     if (mean_only && stat != "Amean") continue;
     for (const auto& m : b.metrics) {
       out += "| " + statistic_label(stat, m.higher_is_better) + " " + md_escape(m.metric) + " |";
-      const Value& base = m.values[b.baseline];
       for (size_t i = 0; i < b.columns.size(); ++i) {
         const Value& v = m.values[i];
         if (v.empty()) {
@@ -51,12 +50,9 @@ std::string md_table(const Block& b, const std::vector<std::string>& stats_rows,
           continue;
         }
         double x = statistic_value(v, stat, m.higher_is_better);
-        double pct = base.empty() ? NAN
-                     : i == b.baseline ? 0.0
-                                  : percent_change(stat, statistic_value(base, stat, m.higher_is_better), x,
-                                                   m.higher_is_better);
+        double pct = cell_percent(b, m, i, stat);
         bool star = stat == "Amean" && i != b.baseline && m.tests[i].significant;
-        std::string text = fmt::format("{:.2f} ({})", x, signed_pct(pct));
+        std::string text = std::isfinite(x) ? fmt::format("{:.2f} ({})", x, signed_pct(pct)) : "n/a";
         out += " " + (star ? "**" + text + "**" : text) + " |";
       }
       out += "\n";
@@ -134,7 +130,6 @@ std::string format_json(const Tables& t, const CompareOptions& options) {
     for (const auto& m : b.metrics) {
       json jm = {{"metric", m.metric}, {"unit", m.unit}, {"better", m.higher_is_better ? "higher" : "lower"}};
       jm["columns"] = json::array();
-      const Value& base = m.values[b.baseline];
       for (size_t i = 0; i < b.columns.size(); ++i) {
         const Value& v = m.values[i];
         json jv = {{"column", b.columns[i].name}, {"n", v.n}};
@@ -142,11 +137,8 @@ std::string format_json(const Tables& t, const CompareOptions& options) {
           for (const auto& s : all_statistics()) {
             double x = statistic_value(v, s, m.higher_is_better);
             jv[statistic_label(s, m.higher_is_better)] = num(x);
-            if (!base.empty())
-              jv["pct_" + statistic_label(s, m.higher_is_better)] =
-                  i == b.baseline ? json(0.0)
-                                  : num(percent_change(s, statistic_value(base, s, m.higher_is_better), x,
-                                                       m.higher_is_better));
+            if (!m.values[b.baseline].empty())
+              jv["pct_" + statistic_label(s, m.higher_is_better)] = num(cell_percent(b, m, i, s));
           }
           if (m.higher_is_better) jv["Amean"] = num(v.amean);
           jv["ci95"] = num(v.ci95);
@@ -191,14 +183,11 @@ std::string format_csv(const Tables& t, const CompareOptions& options) {
   for (const Block& b : t.blocks)
     for (const auto& stat : selected_statistics(options))
       for (const auto& m : b.metrics) {
-        const Value& base = m.values[b.baseline];
         for (size_t i = 0; i < b.columns.size(); ++i) {
           const Value& v = m.values[i];
           const auto& c = b.columns[i];
           double x = v.empty() ? NAN : statistic_value(v, stat, m.higher_is_better);
-          double pct = v.empty() || base.empty() ? NAN
-                       : i == b.baseline              ? 0.0
-                           : percent_change(stat, statistic_value(base, stat, m.higher_is_better), x, m.higher_is_better);
+          double pct = cell_percent(b, m, i, stat);
           bool mean_row = stat == "Amean";
           const auto& r = m.tests[i];
           const bool disturbed = std::any_of(b.disturbed.begin(), b.disturbed.end(),

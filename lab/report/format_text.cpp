@@ -39,6 +39,22 @@ std::string pct_text(double pct) {
   return fmt::format("{:7.2f}", pct);
 }
 
+// "%12.2f", or n/a in the same 12 columns (a NaN must not shift the row).
+std::string value_text(double v) {
+  return std::isfinite(v) ? fmt::format("{:12.2f}", v) : fmt::format("{:>12}", "n/a");
+}
+
+// mmtests' fixed column width, widened for a block whose names do not fit (a space between any
+// two headers).
+size_t column_width(const Block& b, size_t fixed) {
+  size_t w = fixed;
+  for (const auto& c : b.columns) {
+    auto [top, bottom] = split_name(c.name);
+    w = std::max({w, top.size() + 1, bottom.size() + 1});
+  }
+  return w;
+}
+
 std::string headers(const Block& b, size_t label_width, size_t width) {
   std::string l1(label_width, ' '), l2(label_width, ' ');
   for (const auto& c : b.columns) {
@@ -82,24 +98,24 @@ std::string format_text(const Tables& t, const CompareOptions& options) {
     if (b.metrics.empty()) {
       out += "(no measurements)\n";
     } else {
-      out += headers(b, label_width, kCellWidth);
+      const size_t width = column_width(b, kCellWidth);
+      const std::string pad(width - kCellWidth, ' ');
+      out += headers(b, label_width, width);
       for (const auto& stat : stats_rows) {
         for (const auto& m : b.metrics) {
           std::string label = statistic_label(stat, m.higher_is_better);
           std::string line = fmt::format("{:<{}}{:<{}}", label, kStatWidth, m.metric, op_width);
-          const Value& base = m.values[b.baseline];
-          double bv = base.empty() ? NAN : statistic_value(base, stat, m.higher_is_better);
           for (size_t i = 0; i < b.columns.size(); ++i) {
             const Value& v = m.values[i];
             if (v.empty()) {
-              line += fmt::format("{:>12}{:11}", "-", "");
+              line += pad + fmt::format("{:>12}{:11}", "-", "");
               continue;
             }
             double x = statistic_value(v, stat, m.higher_is_better);
-            double pct = base.empty() ? NAN : i == b.baseline ? 0.0 : percent_change(stat, bv, x, m.higher_is_better);
+            double pct = cell_percent(b, m, i, stat);
             bool star = stat == "Amean" && i != b.baseline && m.tests[i].significant;
-            line += star ? fmt::format("{:12.2f} *{}%*", x, pct_text(pct))
-                         : fmt::format("{:12.2f} ({}%)", x, pct_text(pct));
+            line += pad + (star ? fmt::format("{} *{}%*", value_text(x), pct_text(pct))
+                                : fmt::format("{} ({}%)", value_text(x), pct_text(pct)));
           }
           out += rstrip(line) + "\n";
         }
@@ -109,13 +125,13 @@ std::string format_text(const Tables& t, const CompareOptions& options) {
       bool any = false;
       for (const auto& c : b.columns) any |= c.cell && (c.cell->bench_s >= 0 || c.cell->wall_s >= 0);
       if (any) {
-        const size_t lw = 16;
-        out += "\n" + headers(b, lw, 12);
+        const size_t lw = 16, width = column_width(b, 12);
+        out += "\n" + headers(b, lw, width);
         for (int row = 0; row < 2; ++row) {
           std::string line = fmt::format("{:<{}}", row == 0 ? "Duration Bench" : "Duration Elapsed", lw);
           for (const auto& c : b.columns) {
             double v = !c.cell ? -1 : row == 0 ? c.cell->bench_s : c.cell->wall_s;
-            line += v >= 0 ? fmt::format("{:12.2f}", v) : fmt::format("{:>12}", "-");
+            line += v >= 0 ? fmt::format("{:>{}.2f}", v, width) : fmt::format("{:>{}}", "-", width);
           }
           out += line + "\n";
         }

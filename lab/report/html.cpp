@@ -57,7 +57,6 @@ std::string summary_table(const Block& b, const CompareOptions& o) {
   for (const auto& stat : selected_statistics(o))
     for (const auto& m : b.metrics) {
       s += "<tr><td class=\"label\">" + escape(statistic_label(stat, m.higher_is_better) + " " + m.metric) + "</td>";
-      const Value& base = m.values[b.baseline];
       for (size_t i = 0; i < b.columns.size(); ++i) {
         const Value& v = m.values[i];
         if (v.empty()) {
@@ -65,12 +64,9 @@ std::string summary_table(const Block& b, const CompareOptions& o) {
           continue;
         }
         double x = statistic_value(v, stat, m.higher_is_better);
-        double pct = base.empty() ? NAN
-                     : i == b.baseline
-                         ? 0.0
-                         : percent_change(stat, statistic_value(base, stat, m.higher_is_better), x, m.higher_is_better);
+        double pct = cell_percent(b, m, i, stat);
         bool sig = stat == "Amean" && i != b.baseline && m.tests[i].significant;
-        std::string cls = i == b.baseline ? "base" : sig ? (pct >= 0 ? "sig-better" : "sig-worse") : "";
+        std::string cls = i == b.baseline ? "base" : !sig || !std::isfinite(pct) ? "" : pct >= 0 ? "sig-better" : "sig-worse";
         std::string tip;
         if (stat == "Amean" && m.tests[i].testable)
           tip = fmt::format(" title=\"p={:.4g}, difference {:.3g} [{:.3g}, {:.3g}]\"", m.tests[i].p,

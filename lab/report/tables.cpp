@@ -31,8 +31,19 @@ double statistic_value(const Value& v, const std::string& s, bool higher) {
 
 double percent_change(const std::string& statistic, double base, double value, bool higher) {
   if (statistic == "Stddev" || statistic == "CoeffVar") higher = false;
-  if (base == 0) return value == 0 ? 0 : NAN;
+  if (!std::isfinite(base) || !std::isfinite(value)) return NAN;
+  if (value == base) return 0;  // not -0.00 from rounding
+  if (base == 0) return NAN;
   return higher ? value * 100 / base - 100 : 100 - value * 100 / base;
+}
+
+double cell_percent(const Block& b, const MetricRow& m, size_t column, const std::string& statistic) {
+  const Value& base = m.values[b.baseline];
+  const Value& v = m.values[column];
+  if (base.empty() || v.empty()) return NAN;
+  double x = statistic_value(v, statistic, m.higher_is_better);
+  if (column == b.baseline) return std::isfinite(x) ? 0.0 : NAN;
+  return percent_change(statistic, statistic_value(base, statistic, m.higher_is_better), x, m.higher_is_better);
 }
 
 namespace {
@@ -156,6 +167,9 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
       for (auto& c : b.block.columns) c.name = c.run + "/" + c.name;
   }
 
+  // A baseline that some blocks lack (a matrix exclude, a failed shard) falls back to their first
+  // column with a warning; one that names no column of any block is a mistake.
+  std::vector<const Block*> missing_baseline;
   for (auto& bb : blocks) {
     Block& b = bb.block;
     // Baseline.
@@ -165,12 +179,7 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
         if (b.columns[i].name == options.baseline) b.baseline = i, found = true;
       for (size_t i = 0; i < b.columns.size() && !found; ++i)
         if (b.columns[i].variant == options.baseline || b.columns[i].run == options.baseline) b.baseline = i, found = true;
-      if (!found) {
-        std::string names;
-        for (const auto& c : b.columns) names += (names.empty() ? "" : ", ") + c.name;
-        throw Error("baseline '" + options.baseline + "' is not a column of " + b.title,
-                    "name one of: " + names);
-      }
+      if (!found) missing_baseline.push_back(&b);
     }
     // Failed / unfinished cells.
     for (const auto& c : b.columns)
@@ -221,6 +230,19 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
       }
       b.metrics.push_back(std::move(row));
     }
+  }
+  if (!missing_baseline.empty()) {
+    if (missing_baseline.size() == blocks.size()) {
+      std::set<std::string> names;
+      for (const auto& bb : blocks)
+        for (const auto& c : bb.block.columns) names.insert(c.name);
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw Error("baseline '" + options.baseline + "' is not a column of any table", "name one of: " + list);
+    }
+    for (const Block* b : missing_baseline)
+      t.warnings.push_back("baseline '" + options.baseline + "' is not a column of " + b->title + "; its baseline is " +
+                           b->columns[b->baseline].name);
   }
   for (auto& bb : blocks) t.blocks.push_back(std::move(bb.block));
   return t;

@@ -62,7 +62,8 @@ struct Tables {
   std::vector<std::string> warnings;  // loading problems, unknown baseline fallbacks, ...
 };
 
-// Throws smtlab::Error when the baseline names no column of some block.
+// Throws smtlab::Error when the baseline names no column of any block; a block that lacks it
+// keeps its first column as baseline, with a warning.
 Tables build_tables(const std::vector<results::RunResults>& runs, const CompareOptions& options);
 
 // The row name of a statistic for a metric: "Amean" becomes "Hmean" for higher-is-better metrics.
@@ -70,7 +71,11 @@ std::string statistic_label(const std::string& statistic, bool higher_is_better)
 // The value of a statistic ("Min", "Amean", "Stddev", "CoeffVar", "Max", "BAmean-95").
 double statistic_value(const Value& v, const std::string& statistic, bool higher_is_better);
 // Percent change against the baseline, signed so that positive is better (mmtests' convention;
-// Stddev and CoeffVar always lower-is-better). NaN when the baseline is 0 and the value is not.
+// Stddev and CoeffVar always lower-is-better). 0 when equal; NaN when the baseline is 0 and the
+// value is not, or either is NaN.
 double percent_change(const std::string& statistic, double base, double value, bool higher_is_better);
+// The percent shown next to a column's statistic: 0 for the baseline, NaN (n/a) when either value
+// is missing or not a number.
+double cell_percent(const Block& b, const MetricRow& m, size_t column, const std::string& statistic);
 
 }  // namespace smtlab::report

@@ -21,16 +21,18 @@ double mean(std::span<const double> v) {
 double harmonic_mean(std::span<const double> v) {
   if (v.empty()) return kNaN;
   double sum = 0;
+  bool zero = false;
   for (double x : v) {
-    if (!(x > 0)) return kNaN;
-    sum += 1.0 / x;
+    if (!(x >= 0) || std::isinf(x)) return kNaN;
+    if (x == 0) zero = true;
+    else sum += 1.0 / x;
   }
-  return static_cast<double>(v.size()) / sum;
+  // A rate of 0 (a run that delivered nothing) pulls the harmonic mean to its limit, 0.
+  return zero ? 0 : static_cast<double>(v.size()) / sum;
 }
 
 double stddev(std::span<const double> v) {
-  if (v.empty()) return kNaN;
-  if (v.size() == 1) return 0;
+  if (v.size() < 2) return kNaN;  // one sample has no spread to estimate
   double m = mean(v), ss = 0;
   for (double x : v) ss += (x - m) * (x - m);
   return std::sqrt(ss / static_cast<double>(v.size() - 1));

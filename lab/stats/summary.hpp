@@ -7,9 +7,9 @@
 namespace smtlab::stats {
 
 double mean(std::span<const double> v);           // NaN when empty
-double harmonic_mean(std::span<const double> v);  // NaN when empty or any value <= 0
-double stddev(std::span<const double> v);         // sample (n-1); 0 for n == 1, NaN when empty
-double coeffvar(std::span<const double> v);       // 100 x stddev / mean
+double harmonic_mean(std::span<const double> v);  // 0 when any value is 0; NaN when empty or any < 0
+double stddev(std::span<const double> v);         // sample (n-1); NaN for fewer than 2 samples
+double coeffvar(std::span<const double> v);       // 100 x stddev / mean; NaN when either is
 double min(std::span<const double> v);
 double max(std::span<const double> v);
 // Mean of the best `percent` % of the samples (BAmean-95: percent = 95): sorted best first

@@ -300,3 +300,63 @@ TEST_CASE("a cell's disturbances are read defensively: strings only, first lines
   CHECK(r.output.find("disturbed: b-T (cell cell1): soft-lockup: 2 (and 2 more)\n") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("edge cases: one iteration, a zero rate, long names, a baseline some blocks lack, equal values") {
+  // kernbench: a (3 iterations), b (1 iteration), a long-named variant; chat: a and the long one.
+  const std::string longname = "core-sched-stall-fix-v2";  // wider than the 12-column Duration table
+  std::vector<fixtures::CellSpec> specs(5);
+  specs[0].variant = "a", specs[1].variant = "b", specs[2].variant = longname;
+  for (auto& s : specs) s.topology = "HT", s.bench_s = 10, s.wall_s = 12;
+  specs[3].variant = "a", specs[4].variant = longname;
+  for (int i : {3, 4}) specs[i].benchmark = specs[i].kind = "chat";
+  auto dir = fixtures::temp_dir("edges");
+  {
+    auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
+    for (int it = 1; it <= 3; ++it) {
+      w.append_sample("cell0", fixtures::sample("elsp-2", 100, it));  // identical: stddev 0
+      w.append_sample("cell2", fixtures::sample("elsp-2", 100, it));
+      w.append_sample("cell3", fixtures::sample("msgs/s", 1000 + it, it, false, "higher", "msgs/s"));
+      w.append_sample("cell4", fixtures::sample("msgs/s", it == 1 ? 0 : 500, it, false, "higher", "msgs/s"));
+    }
+    w.append_sample("cell1", fixtures::sample("elsp-2", 100.5, 1));
+    for (int c = 0; c < 5; ++c) w.set_cell_status("cell" + std::to_string(c), "ok", {{"bench_s", 10}, {"wall_s", 12}});
+  }
+  auto run = results::load_results(dir);
+  report::CompareOptions o;
+  o.rule.rule = stats::Rule::mmtests_2024;
+  o.statistics = report::parse_statistics("amean,stddev,coeffvar");
+  o.regression_threshold_pct = 5;
+  o.duration = true;
+  o.baseline = "b";  // a kernbench column only
+  auto r = report::compare_runs({run}, o);
+  const std::string& t = r.output;
+  INFO(t);
+  // One iteration has no spread: n/a, in its 12 columns, and no star (rule B needs a spread).
+  CHECK(t.find("Stddev    elsp-2        0.00 (    n/a%)         n/a (    n/a%)        0.00 (    n/a%)\n") !=
+        std::string::npos);
+  CHECK(t.find("Amean     elsp-2      100.00 (   0.50%)      100.50 (   0.00%)      100.00 (   0.50%)\n") !=
+        std::string::npos);
+  // chat lacks column b: its baseline stays its first column, with a warning, not an error.
+  CHECK(t.find("warning: baseline 'b' is not a column of chat; its baseline is a-HT") != std::string::npos);
+  // A run that delivered nothing: Hmean 0, -100 %, a regression for the CI gate.
+  CHECK(t.find("Hmean     msgs/s     1002.00 (   0.00%)        0.00 *-100.00%*\n") != std::string::npos);
+  REQUIRE(r.regressions.size() == 1);
+  CHECK(r.regressions[0].column == longname + "-HT");
+  // Names wider than a column widen it: headers never run together.
+  size_t headers = 0;
+  for (size_t at = t.find(" sched-stall-fix-v2-HT"); at != std::string::npos; at = t.find(" sched-stall-fix-v2-HT", at + 1))
+    ++headers;
+  CHECK(headers == 4);  // both tables and both Duration tables
+  // 16 columns of label, then 22 per column (the longest name part, 21, and a space).
+  CHECK(t.find("Duration Bench" + std::string(19, ' ') + "10.00" + std::string(17, ' ') + "10.00" +
+               std::string(17, ' ') + "10.00\n") != std::string::npos);
+  CHECK(t.find("-0.00%") == std::string::npos);
+  // Equal values are 0 %, never -0.00 %: the same run twice, grouped by topology.
+  o = {};
+  o.baseline = "a";
+  o.grouping = report::Grouping::by_topology;
+  CHECK(report::compare({run, run}, o).find("-0.00%") == std::string::npos);
+  o.baseline = "nosuch";
+  CHECK_THROWS_WITH(report::compare({run}, o), Catch::Contains("'nosuch' is not a column of any table"));
+  std::filesystem::remove_all(dir);
+}

@@ -19,9 +19,12 @@ TEST_CASE("descriptive statistics") {
   CHECK(max(v) == 9);
   std::vector<double> rates = {1, 2, 4};
   CHECK(harmonic_mean(rates) == Approx(3 / 1.75));
-  CHECK(std::isnan(harmonic_mean(std::vector<double>{1, 0})));
+  CHECK(harmonic_mean(std::vector<double>{1000, 0, 500}) == 0);  // a run that delivered nothing: the limit
+  CHECK(std::isnan(harmonic_mean(std::vector<double>{1, -1})));
   CHECK(std::isnan(mean(std::vector<double>{})));
-  CHECK(stddev(std::vector<double>{3}) == 0);
+  // One sample has no spread: n/a, not 0 (which would make any difference "significant").
+  CHECK(std::isnan(stddev(std::vector<double>{3})));
+  CHECK(std::isnan(coeffvar(std::vector<double>{3})));
   // Best 95 % of 20 samples drops the worst one; of 5 samples, floor(4.75) = 4 are kept.
   std::vector<double> twenty;
   for (int i = 1; i <= 20; ++i) twenty.push_back(i);
