@@ -6,14 +6,27 @@
 #include <optional>
 
 #include "util/error.hpp"
+#include "util/utf8.hpp"
 
 namespace smtlab::vm {
 namespace {
 
+// A guest's console line as findings and tails keep it: valid UTF-8 of at most `max` bytes (a
+// byte that is not part of a well-formed sequence becomes '?', and the cut never splits a
+// character: the manifest's JSON writer throws on invalid UTF-8), control characters (C0, DEL
+// and C1) replaced by '?', carriage returns dropped.
 std::string clean_line(std::string_view line, size_t max = 512) {
+  const std::string valid = utf8_clean(line, max);
   std::string out;
-  for (unsigned char c : line.substr(0, max)) {
+  out.reserve(valid.size());
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const auto c = static_cast<unsigned char>(valid[i]);
     if (c == '\r') continue;
+    if (c == 0xc2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) < 0xa0) {
+      out += '?';  // U+0080-U+009F: C1 controls (CSI among them), two bytes in UTF-8
+      ++i;
+      continue;
+    }
     out += (c < 0x20 && c != '\t') || c == 0x7f ? '?' : static_cast<char>(c);
   }
   return out;

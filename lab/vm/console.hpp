@@ -16,7 +16,7 @@ std::string to_string(ConsoleProblem kind);  // "panic", "oops", ...
 struct ConsoleFinding {
   ConsoleProblem kind;
   size_t line_number = 0;  // 1-based, within the scanned text
-  std::string line;        // the line, control characters replaced, at most 512 bytes
+  std::string line;        // the line: valid UTF-8, control characters replaced, at most 512 bytes
 };
 
 // Every problem line, in order. panic: "Kernel panic - not syncing" / "---[ end Kernel panic";
@@ -54,7 +54,8 @@ std::optional<SoftLockup> parse_soft_lockup(std::string_view line);
 // (its longest report), "CPU#0 stuck for 48 s at __schedule+0x91/0xa00, CPU#1 ...", or nothing.
 std::optional<std::string> every_cpu_stuck(std::string_view text, int cpus, int min_seconds);
 
-// The last `lines` lines (control characters replaced), without a trailing newline.
+// The last `lines` lines (each as valid UTF-8, control characters replaced, at most 4096 bytes),
+// without a trailing newline.
 std::string console_tail(std::string_view text, size_t lines);
 
 // The last `max_bytes` bytes of the file (the whole file when smaller); "" when it does not

@@ -9,8 +9,21 @@
 
 #include "util/cpulist.hpp"
 #include "util/error.hpp"
+#include "util/utf8.hpp"
 
 namespace smtlab::vm {
+namespace {
+
+// A guest string quoted in a difference (which goes into the results manifest and onto the
+// terminal): valid UTF-8 of at most 64 bytes, cut between characters, control characters '?'.
+std::string guest_text(std::string_view text) {
+  std::string out = utf8_clean(text, 64);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
+
+}  // namespace
 
 std::vector<std::string> check_guest_topology(const VcpuTopology& want, bool nosmt,
                                               const GuestTopology& seen) {
@@ -23,12 +36,12 @@ std::vector<std::string> check_guest_topology(const VcpuTopology& want, bool nos
   try {
     online = parse_cpulist(seen.online);
   } catch (const Error&) {
-    diff.push_back("the guest's online CPU list '" + seen.online.substr(0, 64) + "' is malformed");
+    diff.push_back("the guest's online CPU list '" + guest_text(seen.online) + "' is malformed");
     return diff;
   }
   if (static_cast<int>(online.size()) != online_wanted)
     diff.push_back(fmt::format("the guest has {} online CPUs ({}), expected {}{}", online.size(),
-                               seen.online.substr(0, 64), online_wanted,
+                               guest_text(seen.online), online_wanted,
                                nosmt ? " (one per core with nosmt)" : ""));
 
   int smt_expected = smt_wanted ? 1 : 0;
@@ -51,7 +64,7 @@ std::vector<std::string> check_guest_topology(const VcpuTopology& want, bool nos
     try {
       sib = parse_cpulist(c.siblings);
     } catch (const Error&) {
-      diff.push_back(fmt::format("CPU {}: malformed siblings list '{}'", c.cpu, c.siblings.substr(0, 64)));
+      diff.push_back(fmt::format("CPU {}: malformed siblings list '{}'", c.cpu, guest_text(c.siblings)));
       continue;
     }
     std::vector<int> online_sib;
@@ -60,7 +73,7 @@ std::vector<std::string> check_guest_topology(const VcpuTopology& want, bool nos
     int want_sib = smt_wanted ? want.threads : 1;
     if (static_cast<int>(online_sib.size()) != want_sib)
       diff.push_back(fmt::format("CPU {} has siblings {}, expected {} thread(s) per core", c.cpu,
-                                 c.siblings.substr(0, 64), want_sib));
+                                 guest_text(c.siblings), want_sib));
   }
   for (int cpu : online)
     if (!reported.count(cpu)) diff.push_back(fmt::format("online CPU {} has no topology report", cpu));

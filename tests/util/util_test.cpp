@@ -7,6 +7,7 @@
 #include "util/files.hpp"
 #include "util/process.hpp"
 #include "util/sha256.hpp"
+#include "util/utf8.hpp"
 
 using namespace smtlab;
 
@@ -94,4 +95,35 @@ TEST_CASE("CPU lists parse and format like sysfs") {
   CHECK_THROWS_AS(parse_cpulist("3-1"), Error);
   CHECK_THROWS_AS(parse_cpulist("a"), Error);
   CHECK_THROWS_AS(parse_cpulist("0-99999"), Error);
+}
+
+TEST_CASE("utf8_clean replaces what is not UTF-8 and cuts only between characters") {
+  CHECK(utf8_clean("plain ascii") == "plain ascii");
+  const std::string valid = "gr\xc3\xb6\xc3\x9f" "e \xe2\x82\xac \xf0\x9f\x98\x80";  // "größe €" and an emoji
+  CHECK(utf8_clean(valid) == valid);
+  // Stray continuation bytes, a lead byte without its continuation, overlong forms, a surrogate,
+  // above U+10FFFF and bytes that never occur: one '?' per byte.
+  CHECK(utf8_clean("a\x80" "b") == "a?b");
+  CHECK(utf8_clean("[\xc3]") == "[?]");
+  CHECK(utf8_clean("\xc0\xaf") == "??");
+  CHECK(utf8_clean("\xe0\x80\xaf") == "???");
+  CHECK(utf8_clean("\xed\xa0\x80") == "???");
+  CHECK(utf8_clean("\xf4\x90\x80\x80") == "????");
+  CHECK(utf8_clean("\xfe\xff") == "??");
+  CHECK(utf8_clean("end \xe2\x82") == "end ??");
+  // A cut never splits a character: 'a' + the 2-byte \xc3\xa4 cut at 2 bytes keeps 'a' only.
+  CHECK(utf8_clean("a\xc3\xa4", 2) == "a");
+  CHECK(utf8_clean("a\xc3\xa4", 3) == "a\xc3\xa4");
+  CHECK(utf8_clean("\xf0\x9f\x98\x80x", 3).empty());
+  CHECK(utf8_clean("abc", 0).empty());
+  // Every output is valid: cleaning it again changes nothing, and it never exceeds the bound.
+  std::string all;
+  for (int b = 0; b < 256; ++b) all += static_cast<char>(b);
+  for (size_t max : {size_t(0), size_t(1), size_t(2), size_t(3), size_t(100), std::string::npos}) {
+    auto once = utf8_clean(all + all, max);
+    CHECK(once.size() <= max);
+    CHECK(utf8_clean(once) == once);
+  }
+  CHECK(utf8_sequence_length("") == 0);
+  CHECK(utf8_sequence_length("\xe2\x82\xac") == 3);
 }

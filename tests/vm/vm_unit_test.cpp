@@ -12,6 +12,8 @@
 #include <functional>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "util/error.hpp"
 #include "vm/console.hpp"
 #include "vm/connection.hpp"
@@ -499,6 +501,33 @@ TEST_CASE("console lines from the guest are sanitized and bounded", "[console]")
   CHECK(f[0].line.find('\x07') == std::string::npos);
 }
 
+TEST_CASE("console lines are valid UTF-8 however the guest cut them", "[console]") {
+  // The kernel cuts a task name at 15 bytes, here inside its 8th two-byte character: the soft
+  // lockup line ends in a lone lead byte. A note made of it goes into the results manifest,
+  // whose JSON writer throws on invalid UTF-8.
+  const std::string comm = "\xc3\xa4\xc3\xa4\xc3\xa4\xc3\xa4\xc3\xa4\xc3\xa4\xc3\xa4\xc3";
+  const std::string lockup = "[   48.1] watchdog: BUG: soft lockup - CPU#1 stuck for 26s! [" + comm + ":812]\n";
+  auto f = scan_console(lockup);
+  REQUIRE(f.size() == 1);
+  auto notes = disturbances(f);
+  REQUIRE(notes.size() == 1);
+  CHECK_NOTHROW(nlohmann::json(notes).dump());
+  CHECK(has(notes[0], "\xc3\xa4\xc3\xa4\xc3\xa4\xc3\xa4\xc3\xa4\xc3\xa4\xc3\xa4?:812]"));
+  // A line cut at 512 bytes in the middle of a character, raw high bytes, and a C1 control
+  // (U+009B, CSI for some terminals).
+  const std::string panic = "Kernel panic - not syncing: " + std::string(483, 'x') + "\xc3\xa4" + "tail\n";
+  const std::string raw = "BUG: unable to handle \xff\x9b[31m page fault \xc2\x9b[2J\n";
+  auto g = scan_console(panic + raw);
+  REQUIRE(g.size() == 2);
+  CHECK(g[0].line.size() == 511);
+  CHECK(g[0].line.back() == 'x');
+  CHECK(g[1].line == "BUG: unable to handle ??[31m page fault ?[2J");
+  CHECK_NOTHROW(nlohmann::json(first_problem(g)).dump());
+  const std::string tail = console_tail(lockup + panic + raw, 3);
+  CHECK_NOTHROW(nlohmann::json(tail).dump());
+  CHECK(has(tail, "?:812]"));
+}
+
 TEST_CASE("console_tail returns the last lines", "[console]") {
   CHECK(console_tail("a\nb\nc\n", 2) == "b\nc");
   CHECK(console_tail("a\nb\nc", 2) == "b\nc");
@@ -575,6 +604,22 @@ TEST_CASE("guest topology check: SMT pairs, nosmt, and mismatches", "[topology]"
     GuestTopology bad_sib = smt;
     bad_sib.cpus[0].siblings = "0-x";
     CHECK(has(check_guest_topology({1, 1, 2, 2}, false, bad_sib).back(), "malformed siblings"));
+  }
+  SECTION("guest strings quoted in a difference are cut between characters, never inside one") {
+    // 63 bytes, then a two-byte character: a cut at 64 bytes would split it.
+    const std::string online = std::string(63, '0') + "\xc3\xa4";
+    GuestTopology odd{online, 1, smt.cpus};
+    odd.cpus[1].siblings = "\x1b" + std::string(62, '1') + "\xc3\xa4";
+    for (const auto& seen : {odd, GuestTopology{"0-3", 1, odd.cpus}}) {
+      auto d = check_guest_topology({1, 1, 2, 2}, false, seen);
+      REQUIRE_FALSE(d.empty());
+      for (const auto& line : d) {
+        INFO(line);
+        CHECK_NOTHROW(nlohmann::json(line).dump());
+        CHECK(line.find('\x1b') == std::string::npos);
+      }
+    }
+    CHECK(has(check_guest_topology({1, 1, 2, 2}, false, odd)[0], "'" + std::string(63, '0') + "' is malformed"));
   }
 }
 

@@ -1,0 +1,47 @@
+#include "util/utf8.hpp"
+
+#include <algorithm>
+
+namespace smtlab {
+
+size_t utf8_sequence_length(std::string_view s) {
+  if (s.empty()) return 0;
+  const auto b = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the range of the second byte
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;  // no overlong forms
+    if (c == 0xed) hi = 0x9f;  // no surrogates (U+D800-U+DFFF)
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;  // no overlong forms
+    if (c == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
+  } else {
+    return 0;  // a continuation byte, 0xc0/0xc1 (overlong) or 0xf5-0xff
+  }
+  if (s.size() < n || b(1) < lo || b(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i)
+    if (b(i) < 0x80 || b(i) > 0xbf) return 0;
+  return n;
+}
+
+std::string utf8_clean(std::string_view bytes, size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(bytes.size(), max_bytes));
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    const size_t n = utf8_sequence_length(bytes.substr(pos, 4));
+    if (out.size() + (n ? n : 1) > max_bytes) break;
+    if (n) out.append(bytes.substr(pos, n));
+    else out += '?';
+    pos += n ? n : 1;
+  }
+  return out;
+}
+
+}  // namespace smtlab
