@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <tuple>
 
@@ -13,6 +12,8 @@
 
 namespace smtlab::vm {
 namespace {
+
+constexpr size_t kMaxCpuDifferences = 8;
 
 // A guest string quoted in a difference (which goes into the results manifest and onto the
 // terminal): valid UTF-8 of at most 64 bytes, cut between characters, control characters '?'.
@@ -53,34 +54,46 @@ std::vector<std::string> check_guest_topology(const VcpuTopology& want, bool nos
                                smt_expected ? "active" : "inactive"));
   }
 
+  // Per-CPU differences: a hostile or broken guest can report thousands, so only the first
+  // kMaxCpuDifferences are spelled out (the rest counted); each check is O(1) per sibling.
+  std::vector<bool> is_online(kMaxCpus, false);
+  for (int cpu : online) is_online[static_cast<size_t>(cpu)] = true;
+  size_t cpu_differences = 0;
+  auto cpu_difference = [&](auto&& make) {
+    if (cpu_differences++ < kMaxCpuDifferences) diff.push_back(make());
+  };
   std::set<int> reported;
   std::set<int> packages;
-  std::map<std::tuple<int, int, int>, std::set<int>> by_core;
+  std::set<std::tuple<int, int, int>> cores_seen;
+  const int want_sib = smt_wanted ? want.threads : 1;
   for (const auto& c : seen.cpus) {
     reported.insert(c.cpu);
     packages.insert(c.package_id);
-    by_core[{c.package_id, c.die_id, c.core_id}].insert(c.cpu);
+    cores_seen.insert({c.package_id, c.die_id, c.core_id});
     std::vector<int> sib;
     try {
       sib = parse_cpulist(c.siblings);
     } catch (const Error&) {
-      diff.push_back(fmt::format("CPU {}: malformed siblings list '{}'", c.cpu, guest_text(c.siblings)));
+      cpu_difference(
+          [&] { return fmt::format("CPU {}: malformed siblings list '{}'", c.cpu, guest_text(c.siblings)); });
       continue;
     }
-    std::vector<int> online_sib;
-    for (int s : sib)
-      if (std::count(online.begin(), online.end(), s)) online_sib.push_back(s);
-    int want_sib = smt_wanted ? want.threads : 1;
-    if (static_cast<int>(online_sib.size()) != want_sib)
-      diff.push_back(fmt::format("CPU {} has siblings {}, expected {} thread(s) per core", c.cpu,
-                                 guest_text(c.siblings), want_sib));
+    const auto online_sib =
+        std::count_if(sib.begin(), sib.end(), [&](int s) { return is_online[static_cast<size_t>(s)]; });
+    if (online_sib != want_sib)
+      cpu_difference([&] {
+        return fmt::format("CPU {} has siblings {}, expected {} thread(s) per core", c.cpu, guest_text(c.siblings), want_sib);
+      });
   }
   for (int cpu : online)
-    if (!reported.count(cpu)) diff.push_back(fmt::format("online CPU {} has no topology report", cpu));
+    if (!reported.count(cpu))
+      cpu_difference([&] { return fmt::format("online CPU {} has no topology report", cpu); });
+  if (cpu_differences > kMaxCpuDifferences)
+    diff.push_back(fmt::format("... and {} more CPU difference(s)", cpu_differences - kMaxCpuDifferences));
   if (static_cast<int>(packages.size()) != want.sockets)
     diff.push_back(fmt::format("the guest sees {} package(s), expected {}", packages.size(), want.sockets));
-  if (static_cast<int>(by_core.size()) != cores)
-    diff.push_back(fmt::format("the guest sees {} core(s), expected {}", by_core.size(), cores));
+  if (static_cast<int>(cores_seen.size()) != cores)
+    diff.push_back(fmt::format("the guest sees {} core(s), expected {}", cores_seen.size(), cores));
   return diff;
 }
 

@@ -25,7 +25,8 @@ struct GuestTopology {
 
 // `nosmt`: the kernel command line had nosmt (secondary threads offline, SMT inactive).
 // Empty result: the guest matches. Malformed guest data is reported as a difference, never
-// thrown.
+// thrown. Bounded for a hostile report: the first 8 per-CPU differences are spelled out, the
+// rest counted ("... and N more CPU difference(s)"), and the work is linear in what it reports.
 std::vector<std::string> check_guest_topology(const VcpuTopology& expected, bool nosmt,
                                               const GuestTopology& seen);
 

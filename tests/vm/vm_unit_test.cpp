@@ -623,6 +623,28 @@ TEST_CASE("guest topology check: SMT pairs, nosmt, and mismatches", "[topology]"
   }
 }
 
+TEST_CASE("a hostile topology report costs bounded work and yields a bounded list of differences", "[topology]") {
+  // What fits in one 64 KiB topology record: 2000 CPUs, each claiming all 4096 as siblings. The
+  // check used to scan the online list for every sibling of every CPU (2000 x 4096 x 4096) and to
+  // spell out every difference.
+  GuestTopology hostile{"0-4095", 1, {}};
+  for (int cpu = 0; cpu < 2000; ++cpu) hostile.cpus.push_back({cpu, cpu, 0, 0, "0-4095"});
+  auto d = check_guest_topology({1, 1, 2, 2}, false, hostile);
+  REQUIRE(d.size() == 11);
+  CHECK(has(d[0], "the guest has 4096 online CPUs"));
+  CHECK(has(d[1], "CPU 0 has siblings 0-4095, expected 2 thread(s) per core"));
+  CHECK(has(d[8], "CPU 7 has siblings"));
+  // 2000 sibling differences and 2096 online CPUs without a report: 8 shown.
+  CHECK(d[9] == "... and 4088 more CPU difference(s)");
+  CHECK(d[10] == "the guest sees 2000 core(s), expected 2");
+  // The same bound for malformed sibling lists.
+  for (auto& c : hostile.cpus) c.siblings = "0-4095,x";
+  d = check_guest_topology({1, 1, 2, 2}, false, hostile);
+  REQUIRE(d.size() == 11);
+  CHECK(has(d[1], "CPU 0: malformed siblings list '0-4095,x'"));
+  CHECK(d[9] == "... and 4088 more CPU difference(s)");
+}
+
 TEST_CASE("FileFollower returns complete lines as the file grows, bounded", "[follow]") {
   auto file = std::filesystem::temp_directory_path() / "smtlab-vm-follow-test";
   std::filesystem::remove(file);
