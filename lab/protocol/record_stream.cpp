@@ -104,6 +104,15 @@ std::string validate_record(const json& r) {
       if (!cpu.is_object()) return "cpus[] entries should be objects";
       c = need(cpu, "cpu", &J::is_number_integer, "an integer");
       if (!c.empty()) return "cpus[]: " + c;
+      // What the agent could not read it sends as null (lab/bench/topology.cpp).
+      for (const char* key : {"core_id", "package_id", "die_id"}) {
+        auto it = cpu.find(key);
+        if (it != cpu.end() && !it->is_null() && !it->is_number_integer())
+          return std::string("cpus[]: field \"") + key + "\" should be an integer or null, got " + it->type_name();
+      }
+      auto sib = cpu.find("siblings");
+      if (sib != cpu.end() && !sib->is_null() && !sib->is_string())
+        return std::string("cpus[]: field \"siblings\" should be a string or null, got ") + sib->type_name();
     }
     return "";
   }

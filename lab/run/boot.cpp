@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cache/cache.hpp"
@@ -14,6 +15,7 @@
 #include "util/files.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
+#include "util/utf8.hpp"
 #include "vm/connection.hpp"
 
 namespace smtlab::run {
@@ -34,20 +36,7 @@ class PrintingObserver : public GuestObserver {
       note(fmt::format("{}agent ready: kernel {}, guest uptime {:.1f} s", prefix, b.value("kernel", std::string("?")),
                        b.value("uptime_s", 0.0)));
     } else if (r.type == "topology") {
-      int online = b.contains("cpus") && b["cpus"].is_array() ? static_cast<int>(b["cpus"].size()) : 0;
-      std::string siblings;
-      if (b.contains("cpus") && b["cpus"].is_array()) {
-        std::string last;
-        for (const auto& c : b["cpus"]) {
-          auto s = c.is_object() ? c.value("siblings", std::string()) : std::string();
-          if (s != last && siblings.find(" " + s + " ") == std::string::npos) siblings += " " + s + " ";
-          last = s;
-        }
-      }
-      std::string smt = b.contains("smt_active") && b["smt_active"].is_number_integer()
-                            ? (b["smt_active"].get<int>() ? "active" : "inactive")
-                            : "unknown";
-      note(fmt::format("{}guest topology: {} CPUs online, sibling groups [{}], SMT {}", prefix, online, siblings, smt));
+      note(prefix + describe_topology(b));
     } else if (r.type == "error") {
       note(fmt::format("{}guest error: {}", prefix, b.value("message", std::string())));
     }
@@ -85,6 +74,32 @@ class BootDir {
 };
 
 }  // namespace
+
+std::string describe_topology(const nlohmann::json& b) {
+  const nlohmann::json* cpus = b.is_object() && b.contains("cpus") && b["cpus"].is_array() ? &b["cpus"] : nullptr;
+  // The distinct sibling lists in the order they come, at most kShown of them (guest data: its
+  // record may list thousands); "?" for a CPU whose list the agent could not read (null).
+  constexpr size_t kShown = 16;
+  std::vector<std::string> groups;
+  bool more = false;
+  if (cpus)
+    for (const auto& c : *cpus) {
+      const auto it = c.find("siblings");  // end() for a non-object too
+      const std::string s =
+          it != c.end() && it->is_string() ? utf8_clean(it->get_ref<const std::string&>(), 64) : "?";
+      if (std::find(groups.begin(), groups.end(), s) != groups.end()) continue;
+      if (groups.size() < kShown) groups.push_back(s);
+      else more = true;
+    }
+  std::string siblings;
+  for (const auto& g : groups) siblings += " " + g + " ";
+  if (more) siblings += " ... ";
+  const auto smt_it = b.is_object() ? b.find("smt_active") : b.end();
+  const std::string smt = smt_it != b.end() && smt_it->is_number_integer() ? (*smt_it != 0 ? "active" : "inactive")
+                                                                           : "unknown";
+  return fmt::format("guest topology: {} CPUs online, sibling groups [{}], SMT {}", cpus ? cpus->size() : 0,
+                     siblings, smt);
+}
 
 int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
   plan::PlanOptions po;

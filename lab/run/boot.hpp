@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "recipe/recipe.hpp"
 
 namespace smtlab::run {
@@ -18,5 +20,10 @@ struct BootOptions {
 
 // Returns VM 0's exit status (or 1 when the guests failed, 130 when interrupted).
 int boot_cell(const recipe::Recipe& recipe, const BootOptions& options);
+
+// What `smtlab boot` prints of a guest's topology record: "guest topology: 4 CPUs online, sibling
+// groups [ 0-1  2-3 ], SMT active". Guest data: never throws (a CPU whose siblings are null, as
+// the agent sends when it cannot read them, shows as "?"), and says at most 16 sibling groups.
+std::string describe_topology(const nlohmann::json& record);
 
 }  // namespace smtlab::run

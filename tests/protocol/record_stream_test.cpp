@@ -197,3 +197,38 @@ TEST_CASE("a problem budget passes the first problems and sums up the rest in on
   CHECK(quiet.admit(parsed.problems.front()));
   CHECK_FALSE(quiet.summary());
 }
+
+namespace {
+// One record through a stream: its problems' kinds, or "ok" when it was kept without any.
+std::string verdict(const std::string& line) {
+  All all = parse_all(line, 1 << 20);
+  if (all.problems.empty() && all.records.size() == 1) return "ok";
+  std::string out;
+  for (auto& p : all.problems) out += (out.empty() ? "" : " ") + std::string(to_string(p.kind));
+  return out;
+}
+
+json cpu_entry(json cpu, json core_id, json siblings) {
+  return {{"cpu", cpu}, {"core_id", core_id}, {"package_id", 0}, {"die_id", 0}, {"siblings", siblings}};
+}
+
+std::string topology(std::vector<json> cpus, json smt_active = 1) {
+  return rec(0, "topology", {{"online", "0-1"}, {"smt_active", smt_active}, {"cpus", json(cpus)}});
+}
+}  // namespace
+
+TEST_CASE("a topology record's siblings are a string or null, its ids integers or null") {
+  // What the agent sends when a CPU's topology files cannot be read (lab/bench/topology.cpp).
+  CHECK(verdict(topology({cpu_entry(0, nullptr, nullptr), cpu_entry(1, 0, "0-1")}, nullptr)) == "ok");
+  CHECK(verdict(topology({json{{"cpu", 0}}})) == "ok");  // absent reads as null
+  CHECK(verdict(topology({cpu_entry(0, 0, 7)})) == "bad-field");
+  CHECK(verdict(topology({cpu_entry(0, 0, json::array({0, 1}))})) == "bad-field");
+  CHECK(verdict(topology({cpu_entry(0, "0", "0-1")})) == "bad-field");
+  CHECK(verdict(topology({cpu_entry(0, 1.5, "0-1")})) == "bad-field");
+  json no_package = cpu_entry(0, 0, "0-1");
+  no_package["package_id"] = true;
+  CHECK(verdict(topology({no_package})) == "bad-field");
+  json die = cpu_entry(0, 0, "0-1");
+  die["die_id"] = json::object();
+  CHECK(verdict(topology({die})) == "bad-field");
+}
