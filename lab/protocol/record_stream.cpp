@@ -1,6 +1,10 @@
 #include "protocol/record_stream.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
+
+#include "util/cpulist.hpp"
 
 namespace smtlab::protocol {
 
@@ -12,6 +16,9 @@ constexpr size_t kMaxGaps = 100000;
 constexpr int kMaxDepth = 32;
 // Sequence numbers count records; anything this large is hostile (and seq + 1 must not wrap).
 constexpr uint64_t kMaxSeq = uint64_t(1) << 53;
+// A sample's bounds, as the results loader has them (lab/results/loader.cpp).
+constexpr int64_t kMaxIteration = 1000000;
+constexpr size_t kMaxMetricBytes = 128;
 
 std::string preview(std::string_view s) {
   std::string out;
@@ -62,6 +69,20 @@ std::string need(const json& r, const char* key, bool (json::*is)() const noexce
   return "";
 }
 
+// An integer JSON value within [lo, hi] (nlohmann keeps non-negative integers unsigned and
+// negative ones signed; get<int>() of either would silently truncate).
+bool int_within(const json& v, int64_t lo, int64_t hi) {
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    return hi >= 0 && u <= static_cast<uint64_t>(hi) && static_cast<int64_t>(u) >= lo;
+  }
+  if (v.is_number_integer()) {
+    const int64_t i = v.get<int64_t>();
+    return i >= lo && i <= hi;
+  }
+  return false;
+}
+
 }  // namespace
 
 const char* to_string(Problem::Kind k) {
@@ -98,17 +119,21 @@ std::string validate_record(const json& r) {
   if (type == "topology") {
     auto c = first({need(r, "online", &J::is_string, "a string"), need(r, "cpus", &J::is_array, "a list")});
     if (!c.empty()) return c;
-    if (r.contains("smt_active") && !r["smt_active"].is_null() && !r["smt_active"].is_number_integer())
+    if (r.contains("smt_active") && !r["smt_active"].is_null() && !int_within(r["smt_active"], 0, 1))
       return "field \"smt_active\" should be 0, 1 or null";
+    if (r["cpus"].size() > static_cast<size_t>(kMaxCpus))
+      return "cpus[] lists " + std::to_string(r["cpus"].size()) + " CPUs, more than " + std::to_string(kMaxCpus);
     for (auto& cpu : r["cpus"]) {
       if (!cpu.is_object()) return "cpus[] entries should be objects";
       c = need(cpu, "cpu", &J::is_number_integer, "an integer");
       if (!c.empty()) return "cpus[]: " + c;
+      if (!int_within(cpu["cpu"], 0, kMaxCpus - 1))
+        return "cpus[]: field \"cpu\" should be 0-" + std::to_string(kMaxCpus - 1) + ", got " + cpu["cpu"].dump();
       // What the agent could not read it sends as null (lab/bench/topology.cpp).
       for (const char* key : {"core_id", "package_id", "die_id"}) {
         auto it = cpu.find(key);
-        if (it != cpu.end() && !it->is_null() && !it->is_number_integer())
-          return std::string("cpus[]: field \"") + key + "\" should be an integer or null, got " + it->type_name();
+        if (it != cpu.end() && !it->is_null() && !int_within(*it, INT_MIN, INT_MAX))
+          return std::string("cpus[]: field \"") + key + "\" should be an integer (of int's range) or null";
       }
       auto sib = cpu.find("siblings");
       if (sib != cpu.end() && !sib->is_null() && !sib->is_string())
@@ -131,6 +156,15 @@ std::string validate_record(const json& r) {
                     need(r, "unit", &J::is_string, "a string", true),
                     need(r, "better", &J::is_string, "a string", true)});
     if (!c.empty()) return c;
+    // What the results loader (lab/results/loader.cpp, parse_sample) keeps: a sample it would drop
+    // or alter must not be stored as if it were fine.
+    if (!int_within(r["iteration"], 0, kMaxIteration))
+      return "field \"iteration\" should be 0-" + std::to_string(kMaxIteration) + ", got " + r["iteration"].dump();
+    const auto& metric = r["metric"].get_ref<const std::string&>();
+    if (metric.empty() || metric.size() > kMaxMetricBytes)
+      return "field \"metric\" should be 1-" + std::to_string(kMaxMetricBytes) + " bytes long, got " +
+             std::to_string(metric.size());
+    if (!std::isfinite(r["value"].get<double>())) return "field \"value\" should be finite";
     if (r.contains("better") && r["better"] != "lower" && r["better"] != "higher")
       return "field \"better\" should be \"lower\" or \"higher\"";
     return "";
@@ -148,6 +182,8 @@ std::string validate_record(const json& r) {
     auto c = first({need(r, "status", &J::is_string, "a string"),
                     need(r, "exit_code", &J::is_number_integer, "an integer", true)});
     if (!c.empty()) return c;
+    if (r.contains("exit_code") && !int_within(r["exit_code"], INT_MIN, INT_MAX))
+      return "field \"exit_code\" should be within int's range, got " + r["exit_code"].dump();
     if (r["status"] != "ok" && r["status"] != "failed") return "field \"status\" should be \"ok\" or \"failed\"";
     return "";
   }

@@ -232,3 +232,41 @@ TEST_CASE("a topology record's siblings are a string or null, its ids integers o
   die["die_id"] = json::object();
   CHECK(verdict(topology({die})) == "bad-field");
 }
+
+TEST_CASE("integers the host reads as int are refused out of range, not truncated") {
+  // exit_code: int's range.
+  CHECK(verdict(rec(0, "end", {{"status", "failed"}, {"exit_code", 2147483647}})) == "ok");
+  CHECK(verdict(rec(0, "end", {{"status", "failed"}, {"exit_code", -2147483647 - 1}})) == "ok");
+  CHECK(verdict(rec(0, "end", {{"status", "failed"}, {"exit_code", 2147483648LL}})) == "bad-field");
+  CHECK(verdict(rec(0, "end", {{"status", "ok"}, {"exit_code", 4294967296LL}})) == "bad-field");  // get<int>: 0
+  CHECK(verdict(rec(0, "end", {{"status", "failed"}, {"exit_code", -2147483649LL}})) == "bad-field");
+  CHECK(verdict(rec(0, "end", {{"status", "ok"}, {"exit_code", UINT64_MAX}})) == "bad-field");
+  // smt_active: 0, 1 or null.
+  for (json ok : {json(0), json(1), json(nullptr)}) CHECK(verdict(topology({cpu_entry(0, 0, "0-1")}, ok)) == "ok");
+  for (json bad : {json(2), json(-1), json(4294967297LL), json(1.0)})
+    CHECK(verdict(topology({cpu_entry(0, 0, "0-1")}, bad)) == "bad-field");
+  // CPU numbers: 0-4095, as a CPU list's; the other ids within int's range.
+  CHECK(verdict(topology({cpu_entry(4095, 0, "0-1")})) == "ok");
+  CHECK(verdict(topology({cpu_entry(4096, 0, "0-1")})) == "bad-field");
+  CHECK(verdict(topology({cpu_entry(-1, 0, "0-1")})) == "bad-field");
+  CHECK(verdict(topology({cpu_entry(4294967296LL, 0, "0-1")})) == "bad-field");  // get<int>: 0
+  CHECK(verdict(topology({cpu_entry(0, -1, "0-1")})) == "ok");
+  CHECK(verdict(topology({cpu_entry(0, 4294967296LL, "0-1")})) == "bad-field");
+  std::vector<json> many;
+  for (int i = 0; i < 4097; ++i) many.push_back({{"cpu", i % 4096}});
+  CHECK(verdict(topology(many)) == "bad-field");
+}
+
+TEST_CASE("a sample the results loader would drop or alter is refused when it arrives") {
+  auto sample_with = [](json iteration, std::string metric) {
+    return rec(0, "sample", {{"benchmark", "kernbench"}, {"iteration", iteration}, {"warmup", false},
+                             {"metric", metric}, {"value", 1.5}, {"unit", "s"}, {"better", "lower"}});
+  };
+  CHECK(verdict(sample_with(0, "elsp-2")) == "ok");  // a warm-up
+  CHECK(verdict(sample_with(1000000, std::string(128, 'm'))) == "ok");
+  CHECK(verdict(sample_with(-1, "elsp-2")) == "bad-field");
+  CHECK(verdict(sample_with(1000001, "elsp-2")) == "bad-field");
+  CHECK(verdict(sample_with(4294967297LL, "elsp-2")) == "bad-field");  // get<int>: 1
+  CHECK(verdict(sample_with(1, "")) == "bad-field");
+  CHECK(verdict(sample_with(1, std::string(129, 'm'))) == "bad-field");
+}
