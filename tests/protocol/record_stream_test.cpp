@@ -270,3 +270,22 @@ TEST_CASE("a sample the results loader would drop or alter is refused when it ar
   CHECK(verdict(sample_with(1, "")) == "bad-field");
   CHECK(verdict(sample_with(1, std::string(129, 'm'))) == "bad-field");
 }
+
+TEST_CASE("a record with a key twice in one object is refused, not read as its last value") {
+  const std::string head = "{\"seq\":0,\"type\":\"sample\",\"benchmark\":\"k\",\"iteration\":1,\"metric\":\"m\",";
+  CHECK(verdict(head + "\"value\":1}\n") == "ok");
+  CHECK(verdict(head + "\"value\":1,\"value\":99}\n") == "garbage");
+  CHECK(verdict(head + "\"metric\":\"other\",\"value\":1}\n") == "garbage");
+  CHECK(verdict("{\"seq\":0,\"seq\":1,\"type\":\"event\",\"name\":\"x\"}\n") == "garbage");
+  // In a nested object too; the same key in different objects is fine.
+  CHECK(verdict("{\"seq\":0,\"type\":\"event\",\"name\":\"x\",\"detail\":{\"a\":1,\"b\":{\"a\":2}}}\n") == "ok");
+  CHECK(verdict("{\"seq\":0,\"type\":\"event\",\"name\":\"x\",\"detail\":{\"a\":1,\"b\":{\"a\":2,\"a\":3}}}\n") ==
+        "garbage");
+  CHECK(verdict("{\"seq\":0,\"type\":\"event\",\"name\":\"x\",\"detail\":{\"l\":[{\"a\":1},{\"a\":2}]}}\n") == "ok");
+  All all = parse_all(head + "\"value\":1,\"value\":99}\n", 3);
+  REQUIRE(all.problems.size() == 1);
+  CHECK_THAT(all.problems[0].what, Catch::Contains("\"value\" appears twice"));
+  // The existing limits still come first: nesting, then size.
+  CHECK(verdict("{\"seq\":0,\"type\":\"event\",\"name\":\"x\",\"detail\":" + std::string(40, '[') +
+                std::string(40, ']') + "}\n") == "garbage");
+}
