@@ -17,6 +17,7 @@
 #include "util/paths.hpp"
 #include "util/utf8.hpp"
 #include "vm/connection.hpp"
+#include "vm/interrupt.hpp"
 
 namespace smtlab::run {
 namespace {
@@ -137,7 +138,16 @@ int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
   note(fmt::format("booting cell {} ({} {} {}, {} VM(s) of {})", cell.id, cell.variant.name, cell.kernel.name,
                    cell.topology.name, cell.topology.vms, cell.topology.shape()));
   PrintingObserver observer(cell.topology.vms);
-  auto outcome = run_guests(*connection, config, observer);
+  SessionOutcome outcome;
+  try {
+    outcome = run_guests(*connection, config, observer);
+  } catch (const vm::Interrupted&) {
+    if (options.keep) boot_dir.keep();  // as an interrupt that returns
+    throw;
+  } catch (...) {
+    boot_dir.keep();  // a boot that threw failed too: its consoles and streams say how far it got
+    throw;
+  }
   for (const auto& n : outcome.notes) note(n);
   // Each VM's ready time counts from the group's start (all domains are started together).
   for (size_t vm = 0; vm < outcome.ready_s.size(); ++vm)
