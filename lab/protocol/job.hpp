@@ -27,7 +27,7 @@ struct ChatParams {
   int count = 100;
   std::string yield = "both";  // both | rx | tx | none
   int port = 8000;             // 0: any free port
-  int discard = 1;             // leading iterations reported as warm-up (VolanoMark: 1 of 4)
+  int discard = 1;             // warm-up runs before the job's `iterations` measured ones (VolanoMark: 1, then 3)
   int stall_s = 60;            // a run in which nothing arrives for this long fails (bench::ChatOptions)
 };
 

@@ -124,7 +124,9 @@ struct ChatParams {
   int count = 100;
   YieldMode yield = YieldMode::both;
   int port = 8000;
-  int discard = 1;  // leading iterations reported as warm-up (Volano's protocol: 4 runs, last 3)
+  // Warm-up runs before the `iterations` measured ones (reported as warm-up, left out of the statistics):
+  // the guest runs discard + iterations. With the default 3 iterations, Volano's protocol: 4 runs, the last 3 measured.
+  int discard = 1;
   // `stall`: a run in which no message arrives for this many seconds fails at once, saying where
   // every user stood (instead of waiting out the cell timeout). Not part of the cell's definition.
   int stall_s = 60;

@@ -323,15 +323,8 @@ Benchmark parse_benchmark(const YamlFile& f, const YAML::Node& node) {
                                        {"none", YieldMode::none}});
     if (auto e = m.get("port")) p.port = static_cast<int>(integer(*e, 1024, 65535));
     if (auto e = m.get("stall")) p.stall_s = static_cast<int>(integer(*e, 1, 86400));
-    if (auto e = m.get("discard")) {
-      p.discard = static_cast<int>(integer(*e, 0, 1000));
-      if (p.discard >= b.iterations)
-        e->fail("discard: " + std::to_string(p.discard) + " leaves none of the " + std::to_string(b.iterations) +
-                    " iteration(s) measured",
-                "discard fewer iterations than 'iterations'");
-    } else if (p.discard >= b.iterations) {
-      p.discard = 0;  // the default warm-up only applies when there is a measured iteration left
-    }
+    // Warm-up runs before the `iterations` measured ones, as the guest runs them (discard + iterations).
+    if (auto e = m.get("discard")) p.discard = static_cast<int>(integer(*e, 0, 1000));
     b.params = p;
   } else if (b.kind == "command") {
     b.params = command_params(f, m.need("run", "give the command as a list, e.g. run: [sh, -c, \"make -j4\"]"));

@@ -278,6 +278,14 @@ TEST_CASE("filters select cells by id prefix or by name, and reject what matches
   o.iterations = 7;
   for (const auto& c : make_plan(r, o).cells) CHECK(c.iterations == 7);
   CHECK(ids(make_plan(r, o)) != ids(all));  // iterations are part of the definition
+  // Chat's discard is warm-up runs before the measured ones: one measured iteration is still one.
+  o.iterations = 1;
+  Plan one = make_plan(r, o);
+  REQUIRE(one.cells.size() == all.cells.size());
+  for (const auto& c : one.cells) {
+    CHECK(c.iterations == 1);
+    if (auto* chat = std::get_if<ChatParams>(&c.benchmark.params)) CHECK(chat->discard == 1);
+  }
 }
 
 TEST_CASE("the plan table is aligned, one row per cell, and deterministic") {

@@ -168,7 +168,7 @@ TEST_CASE("a recipe using every section loads with its values") {
   CHECK(cp.count == 50);
   CHECK(cp.yield == YieldMode::rx);
   CHECK(cp.port == 9000);
-  CHECK(cp.discard == 0);  // the default warm-up needs a second iteration
+  CHECK(cp.discard == 1);  // the default warm-up run, before the one measured iteration
   CHECK(cp.stall_s == 300);
   const auto& hb = std::get<HackbenchParams>(benchmark(r, "hackbench").params);
   CHECK(hb.groups == std::vector<int>{1, 4});
@@ -390,4 +390,23 @@ TEST_CASE("share_boot and parallel are top-level true/false, false by default, a
   }
   CHECK(load_recipe(kSource / "recipes/smoke.yaml").share_boot);  // documented there, on
   CHECK_FALSE(load_recipe(kSource / "recipes/smoke.yaml").parallel);  // documented there, off
+}
+
+TEST_CASE("chat's discard counts warm-up runs before the measured iterations, as the guest runs them") {
+  TempDir tmp;
+  const std::string head =
+      "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+      "image: {name: i}\nvariants: [{name: v}]\ntopologies: [{name: t, cpu: {vcpus: 2}}]\n";
+  auto chat = [&](const std::string& benchmark) {
+    auto r = tmp.write("r.yaml", head + "benchmarks: [{kind: chat" + benchmark + "}]\n");
+    const Benchmark& b = load_recipe(r).benchmarks.at(0);
+    return std::make_pair(b.iterations, std::get<ChatParams>(b.params).discard);
+  };
+  CHECK(chat("") == std::make_pair(3, 1));                             // Volano's 4 runs, the last 3 measured
+  CHECK(chat(", iterations: 1") == std::make_pair(1, 1));              // the default warm-up stays
+  CHECK(chat(", iterations: 2, discard: 2") == std::make_pair(2, 2));  // 4 runs, 2 measured
+  CHECK(chat(", iterations: 1, discard: 5") == std::make_pair(1, 5));
+  CHECK(chat(", iterations: 1, discard: 0") == std::make_pair(1, 0));
+  auto r = tmp.write("r.yaml", head + "benchmarks: [{kind: chat, discard: -1}]\n");
+  CHECK(error_of(r) == (tmp.path / "r.yaml").string() + ":5:36: error: 'discard' must be between 0 and 1000, got -1");
 }
