@@ -20,6 +20,7 @@
 
 #include "bench/chat_wire.hpp"
 #include "util/error.hpp"
+#include "util/limits.hpp"
 
 namespace smtlab::bench {
 
@@ -241,9 +242,11 @@ void reap(Child& c, bool kill_it) {
 }  // namespace
 
 ChatResult run_chat(const ChatOptions& o) {
-  if (o.rooms < 1 || o.users < 2 || o.count < 1)
-    throw Error("chat: needs rooms >= 1, users >= 2 and count >= 1");
-  if (o.rooms > 999 || o.users > 999) throw Error("chat: at most 999 rooms and 999 users per room");
+  if (o.rooms < 1 || o.users < limits::kChatMinUsers || o.count < 1)
+    throw Error("chat: needs rooms >= 1, users >= " + std::to_string(limits::kChatMinUsers) + " and count >= 1");
+  if (o.rooms > limits::kChatMaxRooms || o.users > limits::kChatMaxUsers)
+    throw Error("chat: at most " + std::to_string(limits::kChatMaxRooms) + " rooms and " +
+                std::to_string(limits::kChatMaxUsers) + " users per room");
   const size_t conns = static_cast<size_t>(o.rooms) * o.users;
   chat::ensure_nofile(conns + 64);  // inherited by both children
 

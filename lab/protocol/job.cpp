@@ -3,6 +3,7 @@
 #include <set>
 
 #include "util/error.hpp"
+#include "util/limits.hpp"
 
 namespace smtlab::protocol {
 namespace {
@@ -255,8 +256,8 @@ KernbenchParams kernbench_params(const Job& job) {
 ChatParams chat_params(const Job& job) {
   ChatParams p;
   const json& o = job.params;
-  get_int(o, "rooms", "params.", p.rooms, 1, 1000);
-  get_int(o, "users", "params.", p.users, 2, 1000);
+  get_int(o, "rooms", "params.", p.rooms, 1, limits::kChatMaxRooms);
+  get_int(o, "users", "params.", p.users, limits::kChatMinUsers, limits::kChatMaxUsers);
   get_int(o, "count", "params.", p.count, 1, 100000000);
   get_string(o, "yield", "params.", p.yield, {"both", "rx", "tx", "none"});
   get_int(o, "port", "params.", p.port, 0, 65535);

@@ -6,6 +6,7 @@
 #include "recipe/spec_parsers.hpp"
 #include "recipe/suggest.hpp"
 #include "util/cpulist.hpp"
+#include "util/limits.hpp"
 #include "util/sha256.hpp"
 
 namespace smtlab::recipe {
@@ -128,7 +129,7 @@ void parse_cpu(const YamlFile& f, const Entry& cpu_entry, Topology& t) {
   std::optional<bool> smt;
   if (auto e = c.get("smt")) smt = boolean(*e);
   std::optional<long> vcpus;
-  if (auto e = c.get("vcpus")) vcpus = integer(*e, 1, 1024);
+  if (auto e = c.get("vcpus")) vcpus = integer(*e, 1, limits::kMaxVcpusPerVm);
   bool shape = c.has("sockets") || c.has("dies") || c.has("cores") || c.has("threads");
   if (shape) {
     t.sockets = c.has("sockets") ? static_cast<int>(integer(*c.get("sockets"), 1, 16)) : 1;
@@ -159,8 +160,9 @@ void parse_cpu(const YamlFile& f, const Entry& cpu_entry, Topology& t) {
       c.get("vcpus")->fail("vcpus: " + std::to_string(*vcpus) + " does not match sockets x dies x cores x threads = " +
                                t.shape() + " = " + std::to_string(product),
                            "give either vcpus or the shape, or make them agree");
-    if (product > 1024) cpu_entry.fail("topology '" + t.name + "' has " + std::to_string(product) + " vCPUs per VM",
-                                       "at most 1024 vCPUs per VM");
+    if (product > limits::kMaxVcpusPerVm)
+      cpu_entry.fail("topology '" + t.name + "' has " + std::to_string(product) + " vCPUs per VM (" + t.shape() + ")",
+                     "at most " + std::to_string(limits::kMaxVcpusPerVm) + " vCPUs per VM (QEMU's q35 machine)");
   } else if (vcpus) {
     t.threads = smt == true ? 2 : 1;
     if (*vcpus % t.threads != 0)
@@ -315,8 +317,8 @@ Benchmark parse_benchmark(const YamlFile& f, const YAML::Node& node) {
     b.params = p;
   } else if (b.kind == "chat") {
     ChatParams p;
-    if (auto e = m.get("rooms")) p.rooms = static_cast<int>(integer(*e, 1, 1000));
-    if (auto e = m.get("users")) p.users = static_cast<int>(integer(*e, 1, 1000));
+    if (auto e = m.get("rooms")) p.rooms = static_cast<int>(integer(*e, 1, limits::kChatMaxRooms));
+    if (auto e = m.get("users")) p.users = static_cast<int>(integer(*e, limits::kChatMinUsers, limits::kChatMaxUsers));
     if (auto e = m.get("count")) p.count = static_cast<int>(integer(*e, 1, 10000000));
     if (auto e = m.get("yield"))
       p.yield = choice<YieldMode>(*e, {{"both", YieldMode::both}, {"rx", YieldMode::rx}, {"tx", YieldMode::tx},

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "util/error.hpp"
+#include "util/limits.hpp"
 
 namespace smtlab::vm {
 namespace {
@@ -98,7 +99,9 @@ std::string domain_xml(const DomainSpec& s) {
   const auto& t = s.topology;
   if (t.sockets < 1 || t.dies < 1 || t.cores < 1 || t.threads < 1)
     throw Error("domain spec: topology " + t.shape() + " has a zero or negative count");
-  if (t.count() > 288) throw Error("domain spec: " + std::to_string(t.count()) + " vCPUs is too many");
+  if (t.count() > limits::kMaxVcpusPerVm)
+    throw Error("domain spec: " + std::to_string(t.count()) + " vCPUs is too many (at most " +
+                std::to_string(limits::kMaxVcpusPerVm) + ")");
   if (s.memory_mib < 64) throw Error("domain spec: memory " + std::to_string(s.memory_mib) +
                                      " MiB is too small (at least 64)");
   if (!s.uuid.empty()) {

@@ -61,6 +61,11 @@ TEST_CASE("job parsing names the offending key") {
   CHECK_THAT(msg(R"({"kind":"chat","params":{"rooms":"two"}})"), Catch::Contains("params.rooms"));
   CHECK_THAT(msg(R"({"kind":"chat","params":{"yield":"sometimes"}})"), Catch::Contains("params.yield"));
   CHECK_THAT(msg(R"({"kind":"chat","params":{"stall_s":0}})"), Catch::Contains("params.stall_s"));
+  // The chat benchmark's own limits (lab/util/limits.hpp), not a job the guest would fail later.
+  CHECK_THAT(msg(R"({"kind":"chat","params":{"rooms":1000}})"), Catch::Contains("params.rooms"));
+  CHECK_THAT(msg(R"({"kind":"chat","params":{"users":1000}})"), Catch::Contains("params.users"));
+  CHECK_THAT(msg(R"({"kind":"chat","params":{"users":1}})"), Catch::Contains("params.users"));
+  CHECK(msg(R"({"kind":"chat","params":{"rooms":999,"users":999}})") == "no error");
   CHECK_THAT(msg(R"({"kind":"exec"})"), Catch::Contains("argv"));
   CHECK_THAT(msg(R"({"kind":"kernbench","schema":2})"), Catch::Contains("schema"));
   CHECK_THAT(msg(R"({"kind":"dance"})"), Catch::Contains("kind"));

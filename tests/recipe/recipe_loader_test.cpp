@@ -5,6 +5,7 @@
 #include <random>
 
 #include "recipe/recipe_loader.hpp"
+#include "util/limits.hpp"
 #include "util/sha256.hpp"
 
 namespace fs = std::filesystem;
@@ -409,4 +410,32 @@ TEST_CASE("chat's discard counts warm-up runs before the measured iterations, as
   CHECK(chat(", iterations: 1, discard: 0") == std::make_pair(1, 0));
   auto r = tmp.write("r.yaml", head + "benchmarks: [{kind: chat, discard: -1}]\n");
   CHECK(error_of(r) == (tmp.path / "r.yaml").string() + ":5:36: error: 'discard' must be between 0 and 1000, got -1");
+}
+
+TEST_CASE("vCPUs and chat sizes are refused at load time where the run would refuse them, at the same limits") {
+  TempDir tmp;
+  const std::string head =
+      "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+      "image: {name: i}\nvariants: [{name: v}]\n";
+  const std::string max = std::to_string(smtlab::limits::kMaxVcpusPerVm);
+  const std::string over = std::to_string(smtlab::limits::kMaxVcpusPerVm + 1);
+  auto r = tmp.write("r.yaml", head + "topologies: [{name: t, cpu: {vcpus: " + max + "}}]\nbenchmarks: [{kind: hackbench}]\n");
+  CHECK(load_recipe(r).topologies.at(0).vcpus() == smtlab::limits::kMaxVcpusPerVm);
+  tmp.write("r.yaml", head + "topologies: [{name: t, cpu: {vcpus: " + over + "}}]\nbenchmarks: [{kind: hackbench}]\n");
+  CHECK(error_of(r) == (tmp.path / "r.yaml").string() + ":4:37: error: 'vcpus' must be between 1 and " + max + ", got " + over);
+  tmp.write("r.yaml", head + "topologies: [{name: t, cpu: {cores: " + over + "}}]\nbenchmarks: [{kind: hackbench}]\n");
+  CHECK(error_of(r) == (tmp.path / "r.yaml").string() + ":4:29: error: topology 't' has " + over + " vCPUs per VM (1x1x" + over + "x1)");
+
+  const std::string chat = "topologies: [{name: t, cpu: {vcpus: 2}}]\nbenchmarks: [{kind: chat, ";
+  auto sizes = [&](const std::string& params) {
+    tmp.write("r.yaml", head + chat + params + "}]\n");
+    const auto& p = std::get<ChatParams>(load_recipe(r).benchmarks.at(0).params);
+    return std::make_pair(p.rooms, p.users);
+  };
+  CHECK(sizes("rooms: 1, users: 2") == std::make_pair(1, smtlab::limits::kChatMinUsers));
+  CHECK(sizes("rooms: 999, users: 999") == std::make_pair(smtlab::limits::kChatMaxRooms, smtlab::limits::kChatMaxUsers));
+  tmp.write("r.yaml", head + chat + "rooms: 1000}]\n");
+  CHECK(error_of(r) == (tmp.path / "r.yaml").string() + ":5:34: error: 'rooms' must be between 1 and 999, got 1000");
+  tmp.write("r.yaml", head + chat + "users: 1000}]\n");
+  CHECK(error_of(r) == (tmp.path / "r.yaml").string() + ":5:34: error: 'users' must be between 2 and 999, got 1000");
 }
