@@ -31,7 +31,7 @@ ImageSpec parse_image(const YamlFile& file, const YAML::Node& node, const std::s
   Map m(file, node, what, kKeys, located);
   ImageSpec img;
   img.where = file.at(located ? *located : node);
-  img.name = m.has("name") ? name(*m.get("name")) : file.display().stem().string();
+  img.name = m.has("name") ? name(*m.get("name")) : default_name(file, located ? *located : node, "the image");
   if (auto e = m.get("suite")) img.suite = name(*e);
   if (auto e = m.get("variant")) {
     img.variant = text(*e);

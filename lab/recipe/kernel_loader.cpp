@@ -199,6 +199,8 @@ KernelSpec parse_kernel(const YamlFile& file, const YAML::Node& node, const std:
 KernelSpec load_kernel_spec(const fs::path& file) {
   auto f = YamlFile::load(file, file);
   KernelSpec k = parse_kernel(f, f.root(), "kernel definition", nullptr);
+  // In a recipe the kernel is named by its key; on its own, by its name or its file.
+  if (!Map(f, f.root(), "kernel definition", {}).has("name")) k.name = default_name(f, f.root(), "the kernel");
   k.definition_file = f.absolute();
   return k;
 }

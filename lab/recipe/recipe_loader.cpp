@@ -426,7 +426,7 @@ Recipe load_recipe(const fs::path& file) {
   r.sha256 = sha256_hex(r.text);
   if (f.root().IsNull()) f.fail(f.root(), "the recipe is empty", "see recipes/smoke.yaml for an annotated example");
   Map top(f, f.root(), "recipe", kRecipeKeys);
-  r.name = top.has("name") ? name(*top.get("name")) : f.display().stem().string();
+  r.name = top.has("name") ? name(*top.get("name")) : default_name(f, f.root(), "the recipe");
   if (auto e = top.get("description")) r.description = text(*e);
 
   auto kernels = top.need("kernels", "name each kernel: a file (kernels/*.yaml) or an inline mapping");

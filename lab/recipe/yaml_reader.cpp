@@ -4,15 +4,27 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "recipe/suggest.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/utf8.hpp"
 
 namespace smtlab::recipe::detail {
 
 namespace fs = std::filesystem;
+
+// The offset of the first byte that is not part of well-formed UTF-8, or npos.
+static size_t invalid_utf8_at(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence_length(s.substr(i));
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
 
 YamlFile YamlFile::load(const fs::path& file, const fs::path& display) {
   YamlFile f;
@@ -22,6 +34,17 @@ YamlFile YamlFile::load(const fs::path& file, const fs::path& display) {
     f.text_ = read_file(file, 4 << 20);
   } catch (const Error& e) {
     throw RecipeError({display.string(), 0, 0}, e.what(), "check that the file exists and is readable");
+  }
+  // yaml-cpp passes bytes through; they would end up in JSON (the manifest keeps the recipe's text),
+  // which refuses them much later. Columns count bytes, as yaml-cpp's do.
+  if (size_t bad = invalid_utf8_at(f.text_); bad != std::string_view::npos) {
+    const size_t line_start = f.text_.rfind('\n', bad) == std::string::npos ? 0 : f.text_.rfind('\n', bad) + 1;
+    const int line = 1 + static_cast<int>(std::count(f.text_.begin(), f.text_.begin() + static_cast<long>(bad), '\n'));
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(f.text_[bad]));
+    throw RecipeError({display.string(), line, static_cast<int>(bad - line_start) + 1},
+                      std::string("the file is not valid UTF-8: byte ") + byte + " here",
+                      "save it as UTF-8 (e.g. iconv -f latin1 -t utf-8), or write the character as plain ASCII");
   }
   try {
     f.root_ = YAML::Load(f.text_);
@@ -127,14 +150,27 @@ std::string text(const Entry& e) {
   return e.value.Scalar();
 }
 
+static const char* const kNameRule = "names are up to 64 letters, digits, '.', '_', '-' or '+', starting with a letter or digit";
+
+static bool valid_name(std::string_view s) {
+  auto ascii_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  if (s.empty() || s.size() > 64 || !ascii_alnum(s[0])) return false;
+  for (char c : s)
+    if (!(ascii_alnum(c) || c == '.' || c == '_' || c == '-' || c == '+')) return false;
+  return true;
+}
+
 std::string name(const Entry& e) {
   std::string s = text(e);
-  bool ok = !s.empty() && s.size() <= 64 && std::isalnum(static_cast<unsigned char>(s[0]));
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+')) ok = false;
-  if (!ok)
-    e.fail("'" + s + "' is not a valid " + e.key,
-           "names are up to 64 letters, digits, '.', '_', '-' or '+', starting with a letter or digit");
+  if (!valid_name(s)) e.fail("'" + s + "' is not a valid " + e.key, kNameRule);
+  return s;
+}
+
+std::string default_name(const YamlFile& file, const YAML::Node& at, const std::string& what) {
+  std::string s = file.display().stem().string();
+  if (!valid_name(s))
+    file.fail(at, what + " has no 'name', and its file name '" + s + "' is not a valid name",
+              std::string("add name: NAME (") + kNameRule + "), or rename the file");
   return s;
 }
 

@@ -89,6 +89,9 @@ class Map {
 // Typed values. Messages name the key ("'iterations' must be ...").
 std::string text(const Entry& e);                       // any scalar
 std::string name(const Entry& e);                       // [A-Za-z0-9][A-Za-z0-9._+-]*, <= 64 chars
+// The name of `what` ("the recipe") when it has none: its file's name without .yaml, checked as
+// name() checks a written one (a failure points at `at`).
+std::string default_name(const YamlFile& file, const YAML::Node& at, const std::string& what);
 long integer(const Entry& e, long min, long max);
 double number(const Entry& e, double min, double max);
 bool boolean(const Entry& e);                           // true/false, yes/no, on/off

@@ -439,3 +439,62 @@ TEST_CASE("vCPUs and chat sizes are refused at load time where the run would ref
   tmp.write("r.yaml", head + chat + "users: 1000}]\n");
   CHECK(error_of(r) == (tmp.path / "r.yaml").string() + ":5:34: error: 'users' must be between 2 and 999, got 1000");
 }
+
+TEST_CASE("bytes that are not UTF-8 are a located error, in values, comments and referenced files") {
+  TempDir tmp;
+  const std::string head =
+      "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+      "image: {name: i}\n";
+  const std::string tail = "topologies: [{name: t, cpu: {vcpus: 2}}]\nbenchmarks: [{kind: hackbench}]\n";
+  const std::string file = (tmp.path / "r.yaml").string();
+  auto r = tmp.write("r.yaml", head + "variants: [{name: v, sysctls: {kernel.x: \"\xe9\"}}]\n" + tail);
+  CHECK(error_of(r) == file + ":3:43: error: the file is not valid UTF-8: byte 0xe9 here");
+  // A truncated sequence, an overlong form and a surrogate; the column counts bytes, as yaml-cpp's do.
+  tmp.write("r.yaml", head + "variants: [{name: v}]  # \xc3\xa9t\xc3\n" + tail);
+  CHECK(error_of(r) == file + ":3:29: error: the file is not valid UTF-8: byte 0xc3 here");
+  tmp.write("r.yaml", head + "variants: [{name: v}]  # \xc0\xaf\n" + tail);
+  CHECK(error_of(r) == file + ":3:26: error: the file is not valid UTF-8: byte 0xc0 here");
+  tmp.write("r.yaml", head + "variants: [{name: v}]  # \xed\xa0\x80\n" + tail);
+  CHECK(error_of(r) == file + ":3:26: error: the file is not valid UTF-8: byte 0xed here");
+  // Well-formed UTF-8 anywhere is fine.
+  tmp.write("r.yaml", head + "description: caf\xc3\xa9 \xf0\x9f\x90\xa7\nvariants: [{name: v}]\n" + tail);
+  CHECK(load_recipe(r).description == "caf\xc3\xa9 \xf0\x9f\x90\xa7");
+  tmp.write("img.yaml", "name: i\ndescription: \xff\n");
+  tmp.write("r.yaml",
+            "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\nimage: img.yaml\n"
+            "variants: [{name: v}]\n" + tail);
+  CHECK(error_of(r) == (tmp.path / "img.yaml").string() + ":2:14: error: the file is not valid UTF-8: byte 0xff here");
+}
+
+TEST_CASE("a name taken from the file name is checked like a written one") {
+  TempDir tmp;
+  const std::string body =
+      "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+      "image: {name: i}\n" + kMinimalTail;
+  CHECK(load_recipe(tmp.write("good-name_1.2+x.yaml", body)).name == "good-name_1.2+x");
+  for (const std::string& bad : std::vector<std::string>{"my recipe", "caf\xe9", "-x", std::string(65, 'a')}) {
+    INFO(bad);
+    auto r = tmp.write(bad + ".yaml", body);
+    CHECK(error_of(r) == r.string() + ":1:1: error: the recipe has no 'name', and its file name '" + bad +
+                             "' is not a valid name");
+    tmp.write(bad + ".yaml", "name: ok\n" + body);
+    CHECK(load_recipe(r).name == "ok");  // a written name is all it needs
+  }
+  // An image file without a name is named by its file too; so is a kernel file built on its own.
+  tmp.write("my image.yaml", "suite: bookworm\n");
+  auto r = tmp.write("r.yaml",
+                     "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+                     "image: my image.yaml\n" + kMinimalTail);
+  CHECK(error_of(r) == (tmp.path / "my image.yaml").string() +
+                           ":1:1: error: the image has no 'name', and its file name 'my image' is not a valid name");
+  auto k = tmp.write("my kernel.yaml", "source: debian\npackage: linux-image-6.12.*+deb12-cloud-amd64-unsigned\n");
+  try {
+    load_kernel_spec(k);
+    FAIL("loaded");
+  } catch (const RecipeError& e) {
+    CHECK(std::string(e.what()) == k.string() + ":1:1: error: the kernel has no 'name', and its file name 'my kernel' is not a valid name");
+    CHECK(e.hint().rfind("add name: NAME (names are up to 64 letters", 0) == 0);
+  }
+  tmp.write("r.yaml", "kernels: {k: my kernel.yaml}\nimage: {name: i}\n" + kMinimalTail);
+  CHECK(load_recipe(r).kernels.at("k").name == "k");  // in a recipe, the key names it
+}
