@@ -1,11 +1,14 @@
 #include "recipe/yaml_reader.hpp"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <sstream>
 
 #include "recipe/suggest.hpp"
 #include "util/error.hpp"
@@ -25,6 +28,24 @@ static size_t invalid_utf8_at(std::string_view s) {
   }
   return std::string_view::npos;
 }
+
+namespace {
+
+// Where each YAML document of a stream starts (its '---', or its first token).
+struct DocumentStarts : YAML::EventHandler {
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+}  // namespace
 
 YamlFile YamlFile::load(const fs::path& file, const fs::path& display) {
   YamlFile f;
@@ -47,7 +68,20 @@ YamlFile YamlFile::load(const fs::path& file, const fs::path& display) {
                       "save it as UTF-8 (e.g. iconv -f latin1 -t utf-8), or write the character as plain ASCII");
   }
   try {
-    f.root_ = YAML::Load(f.text_);
+    // Every document, so that a second one (after '---') is an error rather than silently ignored.
+    std::vector<YAML::Node> docs = YAML::LoadAll(f.text_);
+    if (docs.size() > 1) {
+      std::istringstream in(f.text_);
+      YAML::Parser parser(in);
+      DocumentStarts starts;
+      while (starts.starts.size() < 2 && parser.HandleNextDocument(starts)) {}
+      const YAML::Mark m = starts.starts.size() >= 2 ? starts.starts[1] : docs[1].Mark();
+      throw RecipeError({display.string(), m.line < 0 ? 1 : m.line + 1, m.line < 0 ? 1 : m.column + 1},
+                        "a second YAML document starts here",
+                        "the file is one YAML document: remove this '---' and what follows it, or move that to a file "
+                        "of its own");
+    }
+    if (!docs.empty()) f.root_ = docs.front();
   } catch (const YAML::ParserException& e) {
     throw RecipeError({display.string(), e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + e.msg,
                       "check the indentation, quotes and brackets at or just before this point");

@@ -498,3 +498,22 @@ TEST_CASE("a name taken from the file name is checked like a written one") {
   tmp.write("r.yaml", "kernels: {k: my kernel.yaml}\nimage: {name: i}\n" + kMinimalTail);
   CHECK(load_recipe(r).kernels.at("k").name == "k");  // in a recipe, the key names it
 }
+
+TEST_CASE("a file is one YAML document: a second one is an error where it starts") {
+  TempDir tmp;
+  const std::string body =
+      "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+      "image: {name: i}\n" + kMinimalTail;
+  const std::string file = (tmp.path / "r.yaml").string();
+  auto r = tmp.write("r.yaml", "---\n" + body + "...\n");  // explicit start and end of the one document
+  CHECK(load_recipe(r).benchmarks.size() == 1);
+  tmp.write("r.yaml", body + "---\n");  // even an empty second document
+  CHECK(error_of(r) == file + ":6:1: error: a second YAML document starts here");
+  tmp.write("r.yaml", "---\n" + body + "--- # more\nname: x\n");
+  CHECK(error_of(r) == file + ":7:1: error: a second YAML document starts here");
+  tmp.write("r.yaml", body + "...\nname: x\n");  // a document after an end marker
+  CHECK(error_of(r) == file + ":7:1: error: a second YAML document starts here");
+  tmp.write("k.yaml", "source: debian\npackage: linux-image-6.12.*+deb12-cloud-amd64-unsigned\n---\nsource: path\n");
+  tmp.write("r.yaml", "kernels: {k: k.yaml}\nimage: {name: i}\n" + kMinimalTail);
+  CHECK(error_of(r) == (tmp.path / "k.yaml").string() + ":3:1: error: a second YAML document starts here");
+}
