@@ -60,7 +60,7 @@ ImageSpec parse_image(const YamlFile& file, const YAML::Node& node, const std::s
       auto src = fm.need("source", "the file on the host, relative to this definition");
       auto dst = fm.need("destination", "the absolute path in the guest");
       ImageFile f;
-      f.source = file.resolve(text(src));
+      f.source = file.resolve(path_text(src));
       if (auto why = path_problem(f.source, PathKind::any); !why.empty())
         src.fail("file '" + file.display_of(src.value.Scalar()).string() + "' " + why,
                  "paths are relative to the file that names them");

@@ -63,7 +63,7 @@ std::vector<fs::path> patch_list(const Entry& e, const YamlFile& file) {
     if (out.empty()) e.fail("'patches' is empty", "name a directory of *.patch files, a series file, or list the files");
     return out;
   }
-  std::string written = text(e);
+  std::string written = path_text(e);
   fs::path p = locate(file, written, "patches");
   std::string show = shown(file, written, "patches");
   if (path_problem(p, PathKind::directory).empty()) {
@@ -132,14 +132,16 @@ KernelSpec parse_kernel(const YamlFile& file, const YAML::Node& node, const std:
     }
     case KernelSource::source: {
       auto e = m.need("tree", "allowed: debian:<linux-source package>, a tarball, a directory, or a git URL with ref");
-      std::string tree = text(e);
+      std::string tree = path_text(e);
       if (tree.rfind("debian:", 0) == 0) {
         if (!valid_package(tree.substr(7), false))
           e.fail("'" + tree.substr(7) + "' is not a Debian package name", "write e.g. debian:linux-source-6.12");
         k.tree = tree;
       } else if (is_git_url(tree)) {
         k.tree = tree;
-        k.git_ref = text(m.need("ref", "a git tree needs 'ref': a branch, tag or commit"));
+        auto ref = m.need("ref", "a git tree needs 'ref': a branch, tag or commit");
+        k.git_ref = text(ref);
+        if (k.git_ref.empty()) ref.fail("'ref' is empty", "give a branch, tag or commit");
       } else {
         fs::path p = file.resolve(tree);
         if (auto why = path_problem(p, PathKind::any); !why.empty())
@@ -176,12 +178,12 @@ KernelSpec parse_kernel(const YamlFile& file, const YAML::Node& node, const std:
     }
     case KernelSource::path: {
       auto e = m.need("bzimage", "give the path of a built kernel image (bzImage / vmlinuz)");
-      fs::path p = file.resolve(text(e));
+      fs::path p = file.resolve(path_text(e));
       if (auto why = path_problem(p, PathKind::file); !why.empty())
         e.fail("kernel image '" + file.display_of(e.value.Scalar()).string() + "' " + why);
       k.bzimage = p;
       if (auto mod = m.get("modules")) {
-        fs::path d = file.resolve(text(*mod));
+        fs::path d = file.resolve(path_text(*mod));
         if (auto why = path_problem(d, PathKind::directory); !why.empty())
           mod->fail("modules directory '" + file.display_of(mod->value.Scalar()).string() + "' " + why,
                     "give the lib/modules/<version> directory that matches the image, or remove 'modules'");

@@ -52,7 +52,9 @@ struct Names {
 // ---- kernels and image ---------------------------------------------------------------------------
 KernelSpec kernel_entry(const YamlFile& f, const Entry& e) {
   if (e.value.IsMap()) return parse_kernel(f, e.value, "kernel '" + e.key + "'", &e.key_node);
-  std::string written = text(e);
+  if (e.value.IsScalar() && e.value.Scalar().empty())
+    e.fail("kernel '" + e.key + "' is empty", "name a kernel file, e.g. ../kernels/debian-6.12.yaml, or write the kernel inline as a mapping");
+  std::string written = path_text(e);
   fs::path p = f.resolve(written);
   if (auto why = path_problem(p, PathKind::file); !why.empty())
     e.fail("kernel file '" + f.display_of(written).string() + "' " + why,
@@ -65,7 +67,7 @@ KernelSpec kernel_entry(const YamlFile& f, const Entry& e) {
 
 ImageSpec image_entry(const YamlFile& f, const Entry& e) {
   if (e.value.IsMap()) return parse_image(f, e.value, "image", &e.key_node);
-  std::string written = text(e);
+  std::string written = path_text(e);
   fs::path p = f.resolve(written);
   if (auto why = path_problem(p, PathKind::file); !why.empty())
     e.fail("image file '" + f.display_of(written).string() + "' " + why,

@@ -111,16 +111,24 @@ void YamlFile::fail(const YAML::Node& node, std::string what, std::string hint) 
   throw RecipeError(at(node), std::move(what), std::move(hint));
 }
 
+// "trees/linux-a/" is "trees/linux-a": a path is known by its last component (cell definitions name
+// a kernel tree by it), which a trailing separator would leave empty. "/" stays "/".
+static fs::path normal(const fs::path& p) {
+  fs::path n = p.lexically_normal();
+  while (!n.has_filename() && n.has_relative_path()) n = n.parent_path();
+  return n;
+}
+
 fs::path YamlFile::resolve(const std::string& written) const {
   fs::path p(written);
-  if (p.is_absolute()) return p.lexically_normal();
-  return (dir() / p).lexically_normal();
+  if (p.is_absolute()) return normal(p);
+  return normal(dir() / p);
 }
 
 fs::path YamlFile::display_of(const std::string& written) const {
   fs::path p(written);
-  if (p.is_absolute()) return p.lexically_normal();
-  return (display_.parent_path() / p).lexically_normal();
+  if (p.is_absolute()) return normal(p);
+  return normal(display_.parent_path() / p);
 }
 
 std::string did_you_mean_hint(std::string_view word, const std::vector<std::string>& candidates) {
@@ -192,6 +200,13 @@ static bool valid_name(std::string_view s) {
   for (char c : s)
     if (!(ascii_alnum(c) || c == '.' || c == '_' || c == '-' || c == '+')) return false;
   return true;
+}
+
+std::string path_text(const Entry& e) {
+  std::string s = text(e);
+  if (s.empty())
+    e.fail("'" + e.key + "' is empty", "write a path; relative ones start in the directory of " + e.file->display().string());
+  return s;
 }
 
 std::string name(const Entry& e) {

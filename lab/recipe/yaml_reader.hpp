@@ -31,7 +31,8 @@ class YamlFile {
   SourceLocation at(const YAML::Node& node) const;
   [[noreturn]] void fail(const YAML::Node& at, std::string what, std::string hint = {}) const;
 
-  // A path written in this file: absolute as given, else relative to this file's directory.
+  // A path written in this file: absolute as given, else relative to this file's directory; normalised,
+  // without a trailing separator. Read it with path_text(): "" would be the directory itself.
   std::filesystem::path resolve(const std::string& written) const;
   // How a file referenced from this one is shown in messages.
   std::filesystem::path display_of(const std::string& written) const;
@@ -89,6 +90,7 @@ class Map {
 // Typed values. Messages name the key ("'iterations' must be ...").
 std::string text(const Entry& e);                       // any scalar
 std::string name(const Entry& e);                       // [A-Za-z0-9][A-Za-z0-9._+-]*, <= 64 chars
+std::string path_text(const Entry& e);                  // a non-empty scalar, for resolve()
 // The name of `what` ("the recipe") when it has none: its file's name without .yaml, checked as
 // name() checks a written one (a failure points at `at`).
 std::string default_name(const YamlFile& file, const YAML::Node& at, const std::string& what);

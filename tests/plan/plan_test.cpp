@@ -195,6 +195,28 @@ TEST_CASE("cell ids follow the content of fragment and patch files") {
   CHECK(id() != second);
 }
 
+TEST_CASE("a local kernel tree or modules directory is the same cell with or without a trailing slash") {
+  TempDir tmp;
+  fs::create_directories(tmp.path / "trees/linux-a");
+  fs::create_directories(tmp.path / "trees/linux-b");
+  fs::create_directories(tmp.path / "lib/modules/6.1.0");
+  std::ofstream(tmp.path / "vmlinuz") << "MZ";
+  auto id = [&](const std::string& kernel) {
+    std::ofstream(tmp.path / "r.yaml") << "kernels: {k: " + kernel + "}\n"
+                                          "image: {name: i}\nvariants: [{name: v}]\ntopologies: [{name: t, cpu: {vcpus: 2}}]\n"
+                                          "benchmarks: [{kind: hackbench}]\n";
+    return make_plan(load_recipe(tmp.path / "r.yaml")).cells.at(0).id;
+  };
+  const std::string a = id("{source: source, tree: trees/linux-a}");
+  CHECK(id("{source: source, tree: trees/linux-a/}") == a);
+  CHECK(id("{source: source, tree: ./trees//linux-a/.}") == a);
+  CHECK(id("{source: source, tree: " + (tmp.path / "trees/linux-a/").string() + "}") == a);
+  CHECK(id("{source: source, tree: trees/linux-b/}") != a);  // the tree's name is in the definition
+  const std::string m = id("{source: path, bzimage: vmlinuz, modules: lib/modules/6.1.0}");
+  CHECK(id("{source: path, bzimage: vmlinuz, modules: lib/modules/6.1.0/}") == m);
+  CHECK(id("{source: path, bzimage: vmlinuz}") != m);
+}
+
 TEST_CASE("order follows matrix.order, ties by declaration order") {
   Recipe r = load_recipe(kGood / "everything.yaml");
   Plan p = make_plan(r);

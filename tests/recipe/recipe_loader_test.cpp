@@ -517,3 +517,32 @@ TEST_CASE("a file is one YAML document: a second one is an error where it starts
   tmp.write("r.yaml", "kernels: {k: k.yaml}\nimage: {name: i}\n" + kMinimalTail);
   CHECK(error_of(r) == (tmp.path / "k.yaml").string() + ":3:1: error: a second YAML document starts here");
 }
+
+TEST_CASE("an empty path is a located error, not the directory of the file that names it") {
+  TempDir tmp;
+  const std::string file = (tmp.path / "r.yaml").string();
+  auto r = tmp.write("r.yaml", "");
+  auto with_kernel = [&](const std::string& kernel, const std::string& image = "{name: i}") {
+    tmp.write("r.yaml", "kernels: {k: " + kernel + "}\nimage: " + image + "\n" + kMinimalTail);
+    return error_of(r);
+  };
+  CHECK(with_kernel("{source: source, tree: \"\"}") == file + ":1:37: error: 'tree' is empty");
+  CHECK(with_kernel("{source: source, tree: ''}") == file + ":1:37: error: 'tree' is empty");
+  CHECK(with_kernel("{source: source, tree: https://example.org/linux.git, ref: ''}") ==
+        file + ":1:73: error: 'ref' is empty");
+  CHECK(with_kernel("{source: source, tree: debian:linux-source-6.12, patches: ''}") ==
+        file + ":1:72: error: 'patches' is empty");
+  CHECK(with_kernel("{source: path, bzimage: ''}") == file + ":1:38: error: 'bzimage' is empty");
+  tmp.write("vmlinuz", "MZ");
+  CHECK(with_kernel("{source: path, bzimage: vmlinuz, modules: ''}") == file + ":1:56: error: 'modules' is empty");
+  CHECK(with_kernel("''") == file + ":1:14: error: kernel 'k' is empty");
+  CHECK(with_kernel("{source: path, bzimage: vmlinuz}", "''") == file + ":2:8: error: 'image' is empty");
+  CHECK(with_kernel("{source: path, bzimage: vmlinuz}", "{name: i, files: [{source: '', destination: /x}]}") ==
+        file + ":2:35: error: 'source' is empty");
+  try {
+    with_kernel("{source: source, tree: ''}");
+    load_recipe(r);
+  } catch (const RecipeError& e) {
+    CHECK(e.hint() == "write a path; relative ones start in the directory of " + file);
+  }
+}
