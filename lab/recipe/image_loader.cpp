@@ -61,9 +61,11 @@ ImageSpec parse_image(const YamlFile& file, const YAML::Node& node, const std::s
       auto dst = fm.need("destination", "the absolute path in the guest");
       ImageFile f;
       f.source = file.resolve(path_text(src));
-      if (auto why = path_problem(f.source, PathKind::any); !why.empty())
+      // The image build copies one regular file to one destination (lab/image/image.cpp).
+      if (auto why = path_problem(f.source, PathKind::file); !why.empty())
         src.fail("file '" + file.display_of(src.value.Scalar()).string() + "' " + why,
-                 "paths are relative to the file that names them");
+                 why == "is not a file" ? "give a regular file: a directory's files each need an entry of their own"
+                                        : "paths are relative to the file that names them");
       f.destination = text(dst);
       if (f.destination.empty() || f.destination[0] != '/' || f.destination.find("..") != std::string::npos)
         dst.fail("'" + f.destination + "' is not an absolute guest path", "write e.g. /usr/local/bin/tool (no '..')");
