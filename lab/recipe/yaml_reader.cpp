@@ -269,27 +269,50 @@ bool boolean(const Entry& e) {
   e.fail("'" + e.key + "' must be true or false, got " + kind_of(e.value), "allowed: true, false (or yes/no, on/off)");
 }
 
-std::vector<std::string> words(const Entry& e) {
+static bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
+static std::vector<std::string> split_words(const std::string& s) {
   std::vector<std::string> out;
-  if (e.value.IsScalar()) {
-    std::string s = e.value.Scalar(), w;
-    for (char c : s) {
-      if (c == ' ' || c == '\t') {
-        if (!w.empty()) out.push_back(w);
-        w.clear();
-      } else {
-        w += c;
-      }
+  std::string w;
+  for (char c : s) {
+    if (c == ' ' || c == '\t') {
+      if (!w.empty()) out.push_back(w);
+      w.clear();
+    } else {
+      w += c;
     }
-    if (!w.empty()) out.push_back(w);
-    return out;
+  }
+  if (!w.empty()) out.push_back(w);
+  return out;
+}
+
+std::vector<std::string> words(const Entry& e) {
+  // Words are compared as words (a topology's nosmt) and are part of cell definitions, so one
+  // word is one item: "quiet nosmt" in a list would be another cell than [quiet, nosmt].
+  const std::string control = "'" + e.key + "' holds a line break or another control character";
+  if (e.value.IsScalar()) {
+    const std::string& s = e.value.Scalar();
+    if (std::any_of(s.begin(), s.end(), is_control))
+      e.fail(control, "write the words on one line, e.g. " + e.key + ": quiet nosmt, or as a list: [quiet, nosmt]");
+    return split_words(s);
   }
   if (!e.value.IsSequence())
     e.fail("'" + e.key + "' must be a list of words, got " + kind_of(e.value), "write e.g. [nosmt, quiet]");
+  std::vector<std::string> out;
   for (const auto& item : e.value) {
     if (!item.IsScalar() || item.Scalar().empty())
       e.file->fail(item.IsNull() ? e.value : item, "items of '" + e.key + "' must be plain words, got " + kind_of(item));
-    out.push_back(item.Scalar());
+    const std::string& s = item.Scalar();
+    if (std::any_of(s.begin(), s.end(), is_control))
+      e.file->fail(item, "an item of '" + e.key + "' holds a line break or another control character",
+                   "one word per item, e.g. [quiet, nosmt]");
+    if (s.find_first_of(" \t") != std::string::npos) {
+      std::string list;
+      for (const auto& w : split_words(s)) list += (list.empty() ? "" : ", ") + w;
+      e.file->fail(item, "item '" + s + "' of '" + e.key + "' holds whitespace",
+                   list.empty() ? "one word per item, e.g. [quiet, nosmt]" : "one word per item: write [" + list + "]");
+    }
+    out.push_back(s);
   }
   return out;
 }

@@ -583,7 +583,7 @@ TEST_CASE("names with quotes, XML or shell metacharacters, spaces or 500 charact
 
 TEST_CASE("a kernel command line word and a sysctl value full of metacharacters reach the guest verbatim and run nothing") {
   const std::string marker = "/tmp/smtlab-faults-pwned";
-  const std::string payload = "'\"<>&$(touch " + marker + ")";
+  const std::string payload = "'\"<>&$(touch${IFS}" + marker + ")";  // a cmdline word holds no space
   std::filesystem::remove(marker);
   auto r = run_smtlab({"boot", faults_recipe("cmdline.yaml"), "--cell", "variant=metachars", "--", "sh", "-c",
                        "cat /proc/cmdline; cat /proc/sys/kernel/domainname; "

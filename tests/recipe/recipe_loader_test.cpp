@@ -546,3 +546,39 @@ TEST_CASE("an empty path is a located error, not the directory of the file that 
     CHECK(e.hint() == "write a path; relative ones start in the directory of " + file);
   }
 }
+
+TEST_CASE("cmdline words are one per item, without whitespace or control characters") {
+  TempDir tmp;
+  const std::string file = (tmp.path / "r.yaml").string();
+  auto r = tmp.write("r.yaml", "");
+  auto cmdline = [&](const std::string& value) {
+    tmp.write("r.yaml",
+              "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+              "image: {name: i}\nvariants: [{name: v}]\n"
+              "topologies:\n  - name: t\n    cpu: {vcpus: 2}\n    cmdline: " + value + "\n"
+              "benchmarks: [{kind: hackbench}]\n");
+    try {
+      return load_recipe(r).topologies.at(0).cmdline;
+    } catch (const RecipeError& e) {
+      return std::vector<std::string>{e.what(), e.hint()};
+    }
+  };
+  using W = std::vector<std::string>;
+  CHECK(cmdline("[quiet, nosmt]") == W{"quiet", "nosmt"});
+  CHECK(cmdline("quiet  nosmt\t") == W{"quiet", "nosmt"});  // one string: split on spaces
+  CHECK(cmdline(">-\n      quiet\n      nosmt") == W{"quiet", "nosmt"});  // folded: the line break is a space
+  CHECK(cmdline("['nohz=on', 'isolcpus=1-2']") == W{"nohz=on", "isolcpus=1-2"});
+  CHECK(cmdline("[quiet, \"nosmt mitigations=off\"]") ==
+        W{file + ":7:22: error: item 'nosmt mitigations=off' of 'cmdline' holds whitespace",
+          "one word per item: write [nosmt, mitigations=off]"});
+  CHECK(cmdline("[\" nosmt\"]") == W{file + ":7:15: error: item ' nosmt' of 'cmdline' holds whitespace",
+                                     "one word per item: write [nosmt]"});
+  CHECK(cmdline("[\"\\t\"]") == W{file + ":7:15: error: an item of 'cmdline' holds a line break or another control character",
+                                   "one word per item, e.g. [quiet, nosmt]"});
+  CHECK(cmdline("[\"a\\0b\"]") == W{file + ":7:15: error: an item of 'cmdline' holds a line break or another control character",
+                                     "one word per item, e.g. [quiet, nosmt]"});
+  CHECK(cmdline("[\"a\\nb\"]")[0] == file + ":7:15: error: an item of 'cmdline' holds a line break or another control character");
+  CHECK(cmdline("|\n      quiet\n      nosmt") ==
+        W{file + ":7:14: error: 'cmdline' holds a line break or another control character",
+          "write the words on one line, e.g. cmdline: quiet nosmt, or as a list: [quiet, nosmt]"});
+}
