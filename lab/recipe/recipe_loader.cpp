@@ -283,16 +283,19 @@ CommandParams command_params(const YamlFile& f, const Entry& e) {
 }
 
 Benchmark parse_benchmark(const YamlFile& f, const YAML::Node& node) {
-  std::string kind;
-  if (node.IsMap() && node["kind"] && node["kind"].IsScalar()) kind = node["kind"].Scalar();
-  Map m(f, node, kind.empty() || std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end() ? "benchmark" : kind + " benchmark",
-        benchmark_keys(std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end() ? "" : kind));
+  // The kind decides which keys are allowed, so it is checked first: a misspelt kind is reported as
+  // that, not as an unknown key of the kind it was meant to be ("kind: kernbenc, jobs: [2]").
+  if (!node.IsMap()) Map(f, node, "benchmark", benchmark_keys(""));  // says it must be a mapping
   Benchmark b;
   b.where = f.at(node);
-  auto kind_entry = m.need("kind", "allowed: " + quoted_list(kKinds));
-  b.kind = text(kind_entry);
+  std::optional<Entry> kind_entry;
+  for (const auto& kv : node)
+    if (!kind_entry && kv.first.IsScalar() && kv.first.Scalar() == "kind") kind_entry = Entry{&f, "kind", kv.first, kv.second};
+  if (!kind_entry) f.fail(node, "missing key 'kind' in benchmark", "allowed: " + quoted_list(kKinds));
+  b.kind = text(*kind_entry);
   if (std::find(kKinds.begin(), kKinds.end(), b.kind) == kKinds.end())
-    kind_entry.fail("unknown benchmark kind '" + b.kind + "'", did_you_mean(b.kind, kKinds));
+    kind_entry->fail("unknown benchmark kind '" + b.kind + "'", did_you_mean(b.kind, kKinds));
+  Map m(f, node, b.kind + " benchmark", benchmark_keys(b.kind));
   b.name = m.has("name") ? name(*m.get("name")) : b.kind;
   if (auto e = m.get("iterations")) b.iterations = static_cast<int>(integer(*e, 1, 1000));
   if (b.kind == "kernbench") {

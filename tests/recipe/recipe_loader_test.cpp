@@ -582,3 +582,29 @@ TEST_CASE("cmdline words are one per item, without whitespace or control charact
         W{file + ":7:14: error: 'cmdline' holds a line break or another control character",
           "write the words on one line, e.g. cmdline: quiet nosmt, or as a list: [quiet, nosmt]"});
 }
+
+TEST_CASE("a benchmark's kind is checked before the keys it allows") {
+  TempDir tmp;
+  const std::string file = (tmp.path / "r.yaml").string();
+  auto r = tmp.write("r.yaml", "");
+  auto error = [&](const std::string& benchmark) {
+    tmp.write("r.yaml",
+              "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+              "image: {name: i}\nvariants: [{name: v}]\ntopologies: [{name: t, cpu: {vcpus: 2}}]\n"
+              "benchmarks:\n  - " + benchmark + "\n");
+    try {
+      load_recipe(r);
+    } catch (const RecipeError& e) {
+      return std::string(e.what()) + " | " + e.hint();
+    }
+    return std::string("(loaded)");
+  };
+  CHECK(error("{jobs: [2], kind: kernbenc}") ==
+        file + ":6:23: error: unknown benchmark kind 'kernbenc' | did you mean 'kernbench'? allowed: kernbench, chat, hackbench, command");
+  CHECK(error("{jobs: [2]}") == file + ":6:5: error: missing key 'kind' in benchmark | allowed: kernbench, chat, hackbench, command");
+  CHECK(error("{kind: chat, jobs: [2]}") ==
+        file + ":6:18: error: unknown key 'jobs' in chat benchmark | allowed: kind, name, iterations, rooms, users, count, yield, port, discard, stall");
+  CHECK(error("{kind: [chat]}") == file + ":6:12: error: 'kind' must be a single value (text), got a list | write it on one line, not as a list or mapping");
+  CHECK(error("chat") == file + ":6:5: error: benchmark must be a mapping (key: value), got 'chat' | write a mapping of keys: kind, name, iterations");
+  CHECK(error("{kind: chat, kind: hackbench}") == file + ":6:18: error: duplicate key 'kind' in chat benchmark | give each key once");
+}
