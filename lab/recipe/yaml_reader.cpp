@@ -51,8 +51,22 @@ YamlFile YamlFile::load(const fs::path& file, const fs::path& display) {
   YamlFile f;
   f.display_ = display;
   f.absolute_ = fs::absolute(file).lexically_normal();
+  // What is not a YAML definition at all, said as that (a directory read as an empty recipe).
+  constexpr size_t kMaxBytes = 4 << 20;
+  std::error_code ec;
+  const auto status = fs::status(file, ec);
+  if (fs::is_directory(status))
+    throw RecipeError({display.string(), 0, 0}, "this is a directory, not a YAML file",
+                      "give the file itself, e.g. recipes/smoke.yaml");
+  if (fs::is_regular_file(status)) {
+    const auto size = fs::file_size(file, ec);
+    if (!ec && size > kMaxBytes)
+      throw RecipeError({display.string(), 0, 0},
+                        "the file is " + std::to_string(size) + " bytes, more than the 4 MiB a YAML definition may have",
+                        "recipes, kernel and image definitions are small text files: check that this is the file you meant");
+  }
   try {
-    f.text_ = read_file(file, 4 << 20);
+    f.text_ = read_file(file, kMaxBytes);
   } catch (const Error& e) {
     throw RecipeError({display.string(), 0, 0}, e.what(), "check that the file exists and is readable");
   }

@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <random>
 
 #include "util/error.hpp"
@@ -24,16 +23,28 @@ ScopedDirectory::~ScopedDirectory() {
 }
 
 std::string read_file(const std::filesystem::path& file, size_t max_bytes) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error("cannot read " + file.string() + ": " + std::strerror(errno));
+  // read(2), not an ifstream: a stream opens a directory and then reads nothing, like an empty file,
+  // and a failed read looks like the end of the file.
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot read " + file.string() + ": " + std::strerror(errno));
   std::string out;
   char buf[65536];
-  while (in) {
-    in.read(buf, sizeof buf);
-    out.append(buf, static_cast<size_t>(in.gcount()));
-    if (out.size() > max_bytes)
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      throw Error("cannot read " + file.string() + ": " + std::strerror(e));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      ::close(fd);
       throw Error(file.string() + " is larger than " + std::to_string(max_bytes) + " bytes");
+    }
   }
+  ::close(fd);
   return out;
 }
 

@@ -5,8 +5,8 @@
 
 namespace smtlab {
 
-// Reads a whole file; throws smtlab::Error (naming the file) when it cannot, or when it is larger
-// than max_bytes.
+// Reads a whole file; throws smtlab::Error (naming the file) when it cannot be opened or read (a
+// directory: "Is a directory"), or when it is larger than max_bytes.
 std::string read_file(const std::filesystem::path& file, size_t max_bytes = 64 << 20);
 
 // Writes through a temporary file in the same directory, fsyncs, then renames over `file`:

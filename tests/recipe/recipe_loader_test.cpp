@@ -608,3 +608,24 @@ TEST_CASE("a benchmark's kind is checked before the keys it allows") {
   CHECK(error("chat") == file + ":6:5: error: benchmark must be a mapping (key: value), got 'chat' | write a mapping of keys: kind, name, iterations");
   CHECK(error("{kind: chat, kind: hackbench}") == file + ":6:18: error: duplicate key 'kind' in chat benchmark | give each key once");
 }
+
+TEST_CASE("a directory or an oversized file is not read as a recipe") {
+  TempDir tmp;
+  try {
+    load_recipe(tmp.path);
+    FAIL("loaded a directory");
+  } catch (const RecipeError& e) {
+    CHECK(std::string(e.what()) == tmp.path.string() + ": error: this is a directory, not a YAML file");
+    CHECK(e.hint() == "give the file itself, e.g. recipes/smoke.yaml");
+  }
+  const std::string big = "name: big\n" + std::string(4 << 20, '#');
+  auto r = tmp.write("big.yaml", big);
+  try {
+    load_recipe(r);
+    FAIL("loaded a file over 4 MiB");
+  } catch (const RecipeError& e) {
+    CHECK(std::string(e.what()) == r.string() + ": error: the file is " + std::to_string(big.size()) +
+                                       " bytes, more than the 4 MiB a YAML definition may have");
+    CHECK(e.hint() == "recipes, kernel and image definitions are small text files: check that this is the file you meant");
+  }
+}

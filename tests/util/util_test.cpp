@@ -61,6 +61,14 @@ TEST_CASE("write_file_atomic replaces the whole content") {
   write_file_atomic(dir / "f", "new content");
   CHECK(read_file(dir / "f") == "new content");
   CHECK_THROWS_AS(read_file(dir / "f", 3), Error);
+  CHECK(read_file(dir / "f", 11) == "new content");  // at the limit
+  // A directory opens like a file but cannot be read: an error, not an empty content.
+  try {
+    read_file(dir);
+    FAIL("read a directory");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) == "cannot read " + dir.string() + ": Is a directory");
+  }
   std::filesystem::remove_all(dir);
 }
 
