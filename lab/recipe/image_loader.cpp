@@ -45,6 +45,7 @@ ImageSpec parse_image(const YamlFile& file, const YAML::Node& node, const std::s
   }
   if (auto e = m.get("packages")) {
     if (!e->value.IsSequence()) e->fail("'packages' must be a list of Debian package names", "write e.g. [gcc, make]");
+    no_empty_items(*e, "a package name");
     for (const auto& item : e->value) {
       if (!item.IsScalar() || !valid_package(item.Scalar()))
         file.fail(item, "'" + (item.IsScalar() ? item.Scalar() : std::string("?")) + "' is not a Debian package name",

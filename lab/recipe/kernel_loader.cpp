@@ -56,6 +56,7 @@ std::vector<fs::path> patch_list(const Entry& e, const YamlFile& file) {
     out.push_back(p);
   };
   if (e.value.IsSequence()) {
+    no_empty_items(e, "a patch file");
     for (const auto& item : e.value) {
       if (!item.IsScalar() || item.Scalar().empty()) file.fail(item, "items of 'patches' must be file names");
       need_file(item, locate(file, item.Scalar(), "patches"), shown(file, item.Scalar(), "patches"));
@@ -161,6 +162,7 @@ KernelSpec parse_kernel(const YamlFile& file, const YAML::Node& node, const std:
       if (auto f = m.get("fragments")) {
         if (!f->value.IsSequence() && !f->value.IsScalar())
           f->fail("'fragments' must be a list of config fragment files", "write e.g. [coresched.config]");
+        no_empty_items(*f, "a fragment file");
         std::vector<YAML::Node> items;
         if (f->value.IsScalar()) items.push_back(f->value);
         else for (const auto& i : f->value) items.push_back(i);

@@ -224,6 +224,7 @@ Topology parse_topology(const YamlFile& f, const YAML::Node& node) {
     t.host_sched = choice<HostSched>(*e, {{"normal", HostSched::normal}, {"batch", HostSched::batch}});
   if (auto e = m.get("roles")) {
     if (!e->value.IsSequence()) e->fail("'roles' must be a list, one role per VM", "write e.g. [benchmark, noise]");
+    no_empty_items(*e, "a role (benchmark or noise)");
     for (const auto& item : e->value) {
       Entry sub{&f, "role", item, item};
       t.roles.push_back(choice<VmRole>(sub, {{"benchmark", VmRole::benchmark}, {"noise", VmRole::noise}}));
@@ -269,6 +270,7 @@ CommandParams command_params(const YamlFile& f, const Entry& e) {
   if (!e.value.IsSequence())
     e.fail("'run' must be a list of strings (the program and its arguments), got " + kind_of(e.value), hint);
   if (e.value.size() == 0) e.fail("'run' is empty", hint);
+  no_empty_items(e, "the program or an argument (\"\" for an empty one)");
   CommandParams p;
   for (const auto& item : e.value) {
     if (!item.IsScalar())
@@ -400,6 +402,7 @@ Matrix parse_matrix(const YamlFile& f, const Entry& e, const Names& variants, co
     const std::string hint = "list the three axes, outermost first, e.g. [benchmark, topology, variant]";
     if (!o->value.IsSequence() || o->value.size() != 3)
       o->fail("'order' must list variant, topology and benchmark once each", hint);
+    no_empty_items(*o, "an axis (variant, topology or benchmark)");
     mx.order.clear();
     for (const auto& item : o->value) {
       Entry sub{&f, "axis", item, item};

@@ -312,6 +312,7 @@ std::vector<std::string> words(const Entry& e) {
   }
   if (!e.value.IsSequence())
     e.fail("'" + e.key + "' must be a list of words, got " + kind_of(e.value), "write e.g. [nosmt, quiet]");
+  no_empty_items(e, "a word");
   std::vector<std::string> out;
   for (const auto& item : e.value) {
     if (!item.IsScalar() || item.Scalar().empty())
@@ -337,6 +338,7 @@ std::vector<long> integers(const Entry& e, long min, long max) {
   if (!e.value.IsSequence() || e.value.size() == 0)
     e.fail("'" + e.key + "' must be a whole number or a non-empty list of them, got " + kind_of(e.value),
            "write e.g. [2, 4, 8]");
+  no_empty_items(e, "a number");
   for (const auto& item : e.value) {
     Entry sub{e.file, e.key, item, item};
     long v = integer(sub, min, max);
@@ -385,11 +387,23 @@ int mebibytes(const Entry& e, long min_mib, long max_mib) {
   return static_cast<int>(mib);
 }
 
+void no_empty_items(const Entry& e, std::string_view item) {
+  if (!e.value.IsSequence()) return;
+  int i = 0;
+  for (const auto& n : e.value) {
+    ++i;
+    if (n.IsNull())
+      e.file->fail(e.key_node, "item " + std::to_string(i) + " of '" + e.key + "' is empty",
+                   "remove the lone '-', or write " + std::string(item) + " after it");
+  }
+}
+
 std::vector<YAML::Node> sequence(const Entry& e, std::string_view item_hint) {
   if (e.value.IsNull() || (e.value.IsSequence() && e.value.size() == 0))
     e.fail("'" + e.key + "' is empty", "list at least one " + std::string(item_hint));
   if (!e.value.IsSequence())
     e.fail("'" + e.key + "' must be a list, got " + kind_of(e.value), "write each " + std::string(item_hint) + " as a '- ' item");
+  no_empty_items(e, "a " + std::string(item_hint));
   std::vector<YAML::Node> out;
   for (const auto& n : e.value) out.push_back(n);
   return out;

@@ -120,7 +120,10 @@ T choice(const Entry& e, const std::vector<std::pair<std::string, T>>& options) 
   e.fail("'" + v + "' is not a valid " + e.key, did_you_mean_hint(v, names));
 }
 
-// A sequence node, non-empty; `what` is the section name for messages.
+// A sequence node, non-empty, without empty items; `item_hint` names an item ("variant").
 std::vector<YAML::Node> sequence(const Entry& e, std::string_view item_hint);
+// Fails at the list's key when an item of a list is empty ('-' alone, or null): yaml-cpp marks such
+// an item where whatever follows it starts. `item` says what to write ("a variant").
+void no_empty_items(const Entry& e, std::string_view item);
 
 }  // namespace smtlab::recipe::detail

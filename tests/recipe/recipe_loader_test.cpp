@@ -629,3 +629,40 @@ TEST_CASE("a directory or an oversized file is not read as a recipe") {
     CHECK(e.hint() == "recipes, kernel and image definitions are small text files: check that this is the file you meant");
   }
 }
+
+TEST_CASE("an empty list item is reported at its list, by number") {
+  TempDir tmp;
+  const std::string file = (tmp.path / "r.yaml").string();
+  auto r = tmp.write("r.yaml", "");
+  const std::string kernel = "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n";
+  const std::string variant = "variants: [{name: v}]\n";
+  const std::string topology = "topologies: [{name: t, cpu: {vcpus: 2}}]\n";
+  const std::string bench = "benchmarks: [{kind: hackbench}]\n";
+  auto error = [&](const std::string& text) {
+    tmp.write("r.yaml", text);
+    return error_of(r);
+  };
+  const std::string image = "image: {name: i}\n";
+  CHECK(error(kernel + image + variant + topology + "benchmarks:\n  -\n  - kind: hackbench\n") ==
+        file + ":5:1: error: item 1 of 'benchmarks' is empty");
+  CHECK(error(kernel + image + variant + "topologies:\n  - {name: t, cpu: {vcpus: 2}}\n  - ~\n" + bench) ==
+        file + ":4:1: error: item 2 of 'topologies' is empty");
+  CHECK(error(kernel + image + variant + topology + bench + "matrix:\n  exclude:\n    -\n") ==
+        file + ":7:3: error: item 1 of 'exclude' is empty");
+  CHECK(error(kernel + image + variant + topology + bench + "matrix:\n  order:\n    - variant\n    -\n    - topology\n") ==
+        file + ":7:3: error: item 2 of 'order' is empty");
+  CHECK(error(kernel + image + "variants:\n  - name: v\n    cmdline:\n      - quiet\n      -\n" + topology + bench) ==
+        file + ":5:5: error: item 2 of 'cmdline' is empty");
+  CHECK(error(kernel + image + variant + topology + "benchmarks:\n  - kind: hackbench\n    groups:\n      - 1\n      -\n") ==
+        file + ":7:5: error: item 2 of 'groups' is empty");
+  CHECK(error(kernel + image + variant + topology + "benchmarks:\n  - kind: command\n    run:\n      - true\n      -\n") ==
+        file + ":7:5: error: item 2 of 'run' is empty");
+  CHECK(error(kernel + "image:\n  name: i\n  packages:\n    - gcc\n    -\n" + variant + topology + bench) ==
+        file + ":4:3: error: item 2 of 'packages' is empty");
+  CHECK(error(kernel + "image:\n  name: i\n  files:\n    -\n" + variant + topology + bench) ==
+        file + ":4:3: error: item 1 of 'files' is empty");
+  CHECK(error("kernels:\n  k:\n    source: source\n    tree: debian:linux-source-6.12\n    fragments:\n      -\n" + image +
+              variant + topology + bench) == file + ":5:5: error: item 1 of 'fragments' is empty");
+  CHECK(error("kernels:\n  k:\n    source: source\n    tree: debian:linux-source-6.12\n    patches:\n      -\n" + image +
+              variant + topology + bench) == file + ":5:5: error: item 1 of 'patches' is empty");
+}
