@@ -438,8 +438,11 @@ Recipe load_recipe(const fs::path& file) {
   if (auto e = top.get("description")) r.description = text(*e);
 
   auto kernels = top.need("kernels", "name each kernel: a file (kernels/*.yaml) or an inline mapping");
-  Map km(f, kernels.value, "kernels", {}, &kernels.key_node);
-  if (km.entries().empty()) kernels.fail("'kernels' is empty", "name at least one kernel, e.g. debian-6.12: ../kernels/debian-6.12.yaml");
+  const std::string kernels_hint =
+      "name each kernel, one per line: a file (e.g. debian-6.12: ../kernels/debian-6.12.yaml) or an inline mapping";
+  if (kernels.value.IsNull() || (kernels.value.IsMap() && kernels.value.size() == 0))
+    kernels.fail("'kernels' is empty", kernels_hint);
+  Map km(f, kernels.value, "kernels", {}, &kernels.key_node, kernels_hint);
   for (const auto& e : km.entries()) {
     Entry named{&f, "kernel name", e.key_node, e.key_node};
     name(named);

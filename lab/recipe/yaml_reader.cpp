@@ -166,18 +166,22 @@ static std::string kind_of(const YAML::Node& n) {
 }
 
 Map::Map(const YamlFile& file, const YAML::Node& node, std::string what, std::vector<std::string> allowed,
-         const YAML::Node* located)
+         const YAML::Node* located, std::string shape_hint)
     : file_(&file), node_(node), located_(located ? *located : node), what_(std::move(what)) {
+  // A mapping whose keys are names has no list of keys to show: say what to write instead.
+  if (shape_hint.empty())
+    shape_hint = allowed.empty() ? "write one NAME: VALUE per line, indented under '" + what_ + "'"
+                                 : "write a mapping of keys: " + join(allowed);
   if (!node.IsMap()) {
-    std::string hint = "write a mapping of keys: " + join(allowed);
     if (node.IsNull())
-      file.fail(located_, what_ + " is empty", hint);
-    file.fail(node.IsNull() ? located_ : node, what_ + " must be a mapping (key: value), got " + kind_of(node), hint);
+      file.fail(located_, what_ + " is empty", shape_hint);
+    file.fail(node, what_ + " must be a mapping (key: value), got " + kind_of(node), shape_hint);
   }
   std::set<std::string> seen;
   for (const auto& kv : node) {
     const YAML::Node& k = kv.first;
-    if (!k.IsScalar()) file.fail(k, "keys in " + what_ + " must be plain words", "allowed: " + join(allowed));
+    if (!k.IsScalar())
+      file.fail(k, "keys in " + what_ + " must be plain words", allowed.empty() ? shape_hint : "allowed: " + join(allowed));
     std::string key = k.Scalar();
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), key) == allowed.end())
       file.fail(k, "unknown key '" + key + "' in " + what_, did_you_mean(key, allowed));

@@ -66,9 +66,10 @@ class Map {
  public:
   // `what` names the mapping in messages ("recipe", "topology 'smt'"); `located` is the node to
   // point at when the mapping itself is wrong (e.g. the key whose value it is). An empty
-  // `allowed` accepts any key (mappings whose keys are names).
+  // `allowed` accepts any key (mappings whose keys are names). `shape_hint` is the hint when the
+  // node is not a mapping (default: the allowed keys, or how to write names).
   Map(const YamlFile& file, const YAML::Node& node, std::string what, std::vector<std::string> allowed,
-      const YAML::Node* located = nullptr);
+      const YAML::Node* located = nullptr, std::string shape_hint = {});
 
   std::optional<Entry> get(std::string_view key) const;
   Entry need(std::string_view key, std::string hint = {}) const;

@@ -666,3 +666,30 @@ TEST_CASE("an empty list item is reported at its list, by number") {
   CHECK(error("kernels:\n  k:\n    source: source\n    tree: debian:linux-source-6.12\n    patches:\n      -\n" + image +
               variant + topology + bench) == file + ":5:5: error: item 1 of 'patches' is empty");
 }
+
+TEST_CASE("a mapping of names that is empty or not a mapping gets a hint saying what to write") {
+  TempDir tmp;
+  const std::string file = (tmp.path / "r.yaml").string();
+  auto r = tmp.write("r.yaml", "");
+  auto error = [&](const std::string& kernels) {
+    tmp.write("r.yaml", "kernels: " + kernels + "\nimage: {name: i}\n" + kMinimalTail);
+    try {
+      load_recipe(r);
+    } catch (const RecipeError& e) {
+      return std::string(e.what()) + " | " + e.hint();
+    }
+    return std::string("(loaded)");
+  };
+  const std::string hint =
+      " | name each kernel, one per line: a file (e.g. debian-6.12: ../kernels/debian-6.12.yaml) or an inline mapping";
+  CHECK(error("") == file + ":1:1: error: 'kernels' is empty" + hint);
+  CHECK(error("{}") == file + ":1:10: error: 'kernels' is empty" + hint);
+  CHECK(error("[a, b]") == file + ":1:10: error: kernels must be a mapping (key: value), got a list" + hint);
+  CHECK(error("{[a]: k.yaml}") == file + ":1:11: error: keys in kernels must be plain words" + hint);
+  // Every hint says something: no mapping is left with an empty list of keys.
+  for (const std::string& bad : {std::string(""), std::string("{}"), std::string("[a]"), std::string("{[a]: k.yaml}")}) {
+    const std::string e = error(bad);
+    CHECK(e.substr(e.size() - 2) != ": ");
+    CHECK(e.find(" | ") + 3 < e.size());
+  }
+}
