@@ -177,7 +177,8 @@ struct Matrix {
   std::vector<MatrixFilter> include;  // empty: the full product
   std::vector<MatrixFilter> exclude;
   std::vector<Axis> order = {Axis::benchmark, Axis::topology, Axis::variant};  // outermost first
-  bool interleave = false;  // run variants A B A B per iteration so drift hits all alike
+  // (matrix 'interleave: true', variants alternating per iteration, is refused by the loader: not
+  // supported yet.)
   // Whether the combination is a cell: it matches an include filter (or there are none) and no
   // exclude filter.
   bool selects(const std::string& variant, const std::string& topology, const std::string& benchmark) const;

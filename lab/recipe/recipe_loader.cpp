@@ -412,7 +412,11 @@ Matrix parse_matrix(const YamlFile& f, const Entry& e, const Names& variants, co
       mx.order.push_back(a);
     }
   }
-  if (auto i = m.get("interleave")) mx.interleave = boolean(*i);
+  // Accepted as false, so that recipes can say so; true is refused here, at plan time, not by the run.
+  if (auto i = m.get("interleave"); i && boolean(*i))
+    f.fail(i->key_node, "matrix 'interleave: true' is not supported yet: variants run one cell after the other, in plan order",
+           "remove 'interleave' (or set it to false); to run each variant right after the others, order the matrix with "
+           "variant innermost, e.g. order: [benchmark, topology, variant]");
   return mx;
 }
 

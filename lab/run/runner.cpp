@@ -153,10 +153,6 @@ std::filesystem::path default_results_dir(const recipe::Recipe& recipe) {
 }
 
 RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
-  if (recipe.matrix.interleave)
-    throw Error(recipe.file.string() + ": matrix.interleave: true is not supported by this smtlab yet (variants run one "
-                "cell after the other, in plan order)",
-                "remove `interleave: true`, or order the matrix with the variant axis innermost");
   auto plan = plan::make_plan(recipe, options.plan);
   RunSummary summary;
   summary.dir = options.output.empty() ? default_results_dir(recipe) : options.output;

@@ -184,7 +184,6 @@ TEST_CASE("a recipe using every section loads with its values") {
   CHECK(r.matrix.include.size() == 4);
   CHECK(r.matrix.exclude.size() == 1);
   CHECK(r.matrix.order == std::vector<Axis>{Axis::variant, Axis::benchmark, Axis::topology});
-  CHECK(r.matrix.interleave);
   CHECK(r.matrix.selects("tuned", "flat", "chat"));
   CHECK_FALSE(r.matrix.selects("base", "flat", "chat"));
   CHECK_FALSE(r.matrix.selects("tuned", "quad-ht", "kb-real"));
@@ -692,4 +691,17 @@ TEST_CASE("a mapping of names that is empty or not a mapping gets a hint saying 
     CHECK(e.substr(e.size() - 2) != ": ");
     CHECK(e.find(" | ") + 3 < e.size());
   }
+}
+
+TEST_CASE("matrix interleave: false is accepted, true refused at load time until runs support it") {
+  TempDir tmp;
+  const std::string head =
+      "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+      "image: {name: i}\n" + kMinimalTail;
+  auto r = tmp.write("r.yaml", head + "matrix: {interleave: false}\n");
+  CHECK(load_recipe(r).variants.size() == 1);
+  tmp.write("r.yaml", head + "matrix:\n  order: [topology, benchmark, variant]\n  interleave: on\n");
+  CHECK(error_of(r) == (tmp.path / "r.yaml").string() +
+                           ":8:3: error: matrix 'interleave: true' is not supported yet: variants run one cell after the other, "
+                           "in plan order");
 }
