@@ -165,6 +165,11 @@ static std::string kind_of(const YAML::Node& n) {
   }
 }
 
+// yaml-cpp reads '<<: *defaults' as a key named '<<', not as a merge.
+static const char* const kMergeKey = "merge keys ('<<') are not supported";
+static const char* const kMergeKeyHint =
+    "anchors and aliases are: alias a whole value (key: *name), or write the keys out";
+
 Map::Map(const YamlFile& file, const YAML::Node& node, std::string what, std::vector<std::string> allowed,
          const YAML::Node* located, std::string shape_hint)
     : file_(&file), node_(node), located_(located ? *located : node), what_(std::move(what)) {
@@ -183,6 +188,7 @@ Map::Map(const YamlFile& file, const YAML::Node& node, std::string what, std::ve
     if (!k.IsScalar())
       file.fail(k, "keys in " + what_ + " must be plain words", allowed.empty() ? shape_hint : "allowed: " + join(allowed));
     std::string key = k.Scalar();
+    if (key == "<<") file.fail(k, kMergeKey, kMergeKeyHint);
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), key) == allowed.end())
       file.fail(k, "unknown key '" + key + "' in " + what_, did_you_mean(key, allowed));
     if (!seen.insert(key).second) file.fail(k, "duplicate key '" + key + "' in " + what_, "give each key once");
@@ -360,6 +366,7 @@ std::map<std::string, std::string> string_map(const Entry& e) {
   std::map<std::string, std::string> out;
   for (const auto& kv : e.value) {
     if (!kv.first.IsScalar()) e.file->fail(kv.first, "keys of '" + e.key + "' must be plain words");
+    if (kv.first.Scalar() == "<<") e.file->fail(kv.first, kMergeKey, kMergeKeyHint);
     if (!kv.second.IsScalar())
       e.file->fail(kv.second.IsNull() ? kv.first : kv.second,
                    "'" + kv.first.Scalar() + "' in '" + e.key + "' must have a single value, got " + kind_of(kv.second),

@@ -705,3 +705,19 @@ TEST_CASE("matrix interleave: false is accepted, true refused at load time until
                            ":8:3: error: matrix 'interleave: true' is not supported yet: variants run one cell after the other, "
                            "in plan order");
 }
+
+TEST_CASE("aliases work, and a merge key says it is not supported wherever it is") {
+  TempDir tmp;
+  const std::string file = (tmp.path / "r.yaml").string();
+  const std::string kernel = "kernels: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n";
+  auto r = tmp.write("r.yaml", kernel + "image: {name: i}\nvariants: [{name: v, sysctls: &s {vm.swappiness: 10}}, "
+                                         "{name: w, sysctls: *s}]\n" + "topologies: [{name: t, cpu: {vcpus: 2}}]\n"
+                                         "benchmarks: [{kind: hackbench}]\n");
+  CHECK(load_recipe(r).variants.at(1).sysctls == std::map<std::string, std::string>{{"vm.swappiness", "10"}});
+  tmp.write("r.yaml", kernel + "image: {name: i}\nvariants: [{name: v, sysctls: {<<: {vm.swappiness: 10}}}]\n" +
+                          "topologies: [{name: t, cpu: {vcpus: 2}}]\nbenchmarks: [{kind: hackbench}]\n");
+  CHECK(error_of(r) == file + ":3:32: error: merge keys ('<<') are not supported");
+  tmp.write("r.yaml", "kernels:\n  <<: {k: {source: debian, package: linux-image-6.12.*+deb12-cloud-amd64-unsigned}}\n"
+                      "image: {name: i}\n" + kMinimalTail);
+  CHECK(error_of(r) == file + ":2:3: error: merge keys ('<<') are not supported");
+}
