@@ -48,6 +48,9 @@ std::string shown(const YamlFile& file, const std::string& written, const char* 
   return file.display_of(written).string();
 }
 
+// A patch by its name: git format-patch writes *.patch, diff -u users *.diff; patch -p1 takes both.
+bool is_patch_file(const fs::path& p) { return p.extension() == ".patch" || p.extension() == ".diff"; }
+
 std::vector<fs::path> patch_list(const Entry& e, const YamlFile& file) {
   std::vector<fs::path> out;
   auto need_file = [&](const YAML::Node& at, const fs::path& p, const std::string& show) {
@@ -61,7 +64,7 @@ std::vector<fs::path> patch_list(const Entry& e, const YamlFile& file) {
       if (!item.IsScalar() || item.Scalar().empty()) file.fail(item, "items of 'patches' must be file names");
       need_file(item, locate(file, item.Scalar(), "patches"), shown(file, item.Scalar(), "patches"));
     }
-    if (out.empty()) e.fail("'patches' is empty", "name a directory of *.patch files, a series file, or list the files");
+    if (out.empty()) e.fail("'patches' is empty", "name a directory of *.patch or *.diff files, a series file, or list the files");
     return out;
   }
   std::string written = path_text(e);
@@ -70,16 +73,16 @@ std::vector<fs::path> patch_list(const Entry& e, const YamlFile& file) {
   if (path_problem(p, PathKind::directory).empty()) {
     std::error_code ec;
     for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec))
-      if (it->is_regular_file(ec) && it->path().extension() == ".patch") out.push_back(it->path().lexically_normal());
+      if (it->is_regular_file(ec) && is_patch_file(it->path())) out.push_back(it->path().lexically_normal());
     if (ec) e.fail("cannot list the patch directory '" + show + "': " + ec.message());
     std::sort(out.begin(), out.end());  // an empty queue is allowed: the directory exists, no patch in it yet
     return out;
   }
   if (auto why = path_problem(p, PathKind::file); !why.empty())
     e.fail("patches '" + show + "' " + why,
-           "name a directory of *.patch files or a series file (bare names are looked up in patches/ beside the kernel "
+           "name a directory of *.patch or *.diff files or a series file (bare names are looked up in patches/ beside the kernel "
            "definition)");
-  if (p.extension() == ".patch") return {p};
+  if (is_patch_file(p)) return {p};
   // A quilt-style series file: one patch per line, '#' comments, relative to the series file.
   std::ifstream in(p);
   std::string line;

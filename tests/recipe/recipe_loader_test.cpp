@@ -721,3 +721,21 @@ TEST_CASE("aliases work, and a merge key says it is not supported wherever it is
                       "image: {name: i}\n" + kMinimalTail);
   CHECK(error_of(r) == file + ":2:3: error: merge keys ('<<') are not supported");
 }
+
+TEST_CASE("*.diff files are patches too: in a patch directory and named on their own") {
+  TempDir tmp;
+  tmp.write("patches/q/0001-a.patch", "a\n");
+  tmp.write("patches/q/0002-b.diff", "b\n");
+  tmp.write("patches/q/README", "not a patch\n");
+  tmp.write("patches/only-diffs/fix.diff", "c\n");
+  tmp.write("patches/one.diff", "--- a/x\n+++ b/x\n");
+  auto patches = [&](const std::string& written) {
+    tmp.write("r.yaml", "kernels: {k: {source: source, tree: debian:linux-source-6.12, patches: " + written +
+                            "}}\nimage: {name: i}\n" + kMinimalTail);
+    return load_recipe(tmp.path / "r.yaml").kernels.at("k").patches;
+  };
+  using P = std::vector<fs::path>;
+  CHECK(patches("q") == P{tmp.path / "patches/q/0001-a.patch", tmp.path / "patches/q/0002-b.diff"});
+  CHECK(patches("only-diffs") == P{tmp.path / "patches/only-diffs/fix.diff"});  // was silently no patch
+  CHECK(patches("one.diff") == P{tmp.path / "patches/one.diff"});               // was read as a series file
+}
