@@ -98,7 +98,8 @@ Tree resolve_tree(const recipe::KernelSpec& spec, cache::Cache& cache, Steps& st
       auto r = run_process({"git", "ls-remote", tree, ref});
       if (!r.ok() || r.out.size() < 40) {
         throw Error(fmt::format("cannot resolve git ref '{}' of {}: {}", ref, tree, r.err),
-                    "check the URL and `git_ref:` (a branch, tag or full commit id); this needs network access");
+                    "check the URL and `ref:` of the kernel definition (a branch, tag or full commit id); this needs "
+                    "network access");
       }
       t.commit = r.out.substr(0, 40);
     }
