@@ -20,6 +20,7 @@
 #include "run/guest_session.hpp"
 #include "run/job_builder.hpp"
 #include "run/progress.hpp"
+#include "run/resume.hpp"
 #include "smtlab/version.hpp"
 #include "util/cpulist.hpp"
 #include "util/error.hpp"
@@ -461,33 +462,18 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
   // share_boot the rest form boot groups (one boot each).
   std::vector<plan::Cell> runnable;
   std::vector<int> position;  // 1-based, in the plan
-  int k = 0;
-  for (const auto& cell : plan.cells) {
-    ++k;
-    ++summary.cells;
-    std::string status;
-    try {
-      status = writer->cell_status(cell.id);
-    } catch (const Error&) {
-      throw Error("cell " + cell.id + " is not part of the run in " + summary.dir.string(),
-                  "resume with the same recipe and cell filters that started the run");
+  {
+    std::vector<std::string> ids;
+    for (const auto& cell : plan.cells) ids.push_back(cell.id);
+    const CellChoice choice = choose_cells(*writer, ids, options.retry_failed);
+    summary.cells = static_cast<int>(plan.cells.size());
+    summary.ok = choice.ok;
+    summary.failed = choice.failed;
+    summary.skipped = choice.ok + choice.failed;
+    for (size_t i : choice.run) {
+      runnable.push_back(plan.cells[i]);
+      position.push_back(static_cast<int>(i) + 1);
     }
-    if (status == "failed" && options.retry_failed) {
-      const int n = writer->archive_attempt(cell.id);
-      note(fmt::format("cell {} failed before: that attempt is kept in {}, the cell runs again", cell.id,
-                       (summary.dir / "attempts" / cell.id / std::to_string(n)).string()));
-      runnable.push_back(cell);
-      position.push_back(k);
-      continue;
-    }
-    if (status == "ok" || status == "failed") {
-      ++summary.skipped;
-      (status == "ok" ? summary.ok : summary.failed)++;
-      continue;
-    }
-    if (status != "pending") writer->reset_cell(cell.id);
-    runnable.push_back(cell);
-    position.push_back(k);
   }
 
   // The boots, one at a time in plan order; with recipe parallel, a boot starts while others run

@@ -1,0 +1,22 @@
+#pragma once
+// Which of a run's cells run now: in a new run all of them; in a resumed one (`smtlab run
+// --resume`) the ones that have not finished, and with retry_failed the failed ones too.
+#include <string>
+#include <vector>
+
+#include "results/writer.hpp"
+
+namespace smtlab::run {
+
+struct CellChoice {
+  std::vector<size_t> run;  // indices into the ids given, in their order
+  int ok = 0, failed = 0;   // finished cells left as they are
+};
+
+// `ids`: the planned cells, each of which must be in the writer's manifest (otherwise an Error
+// naming the cell and `dir`). A cell that failed with `retry_failed` has its attempt kept under
+// attempts/ (ResultsWriter::archive_attempt, said on stderr); an ok or failed one is left as
+// it is; the others are made ready to run afresh.
+CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::string>& ids, bool retry_failed);
+
+}  // namespace smtlab::run
