@@ -159,43 +159,64 @@ void ResultsWriter::append_sample(const std::string& id, const json& record) { a
 void ResultsWriter::append_monitor(const std::string& id, const json& record) { append(id, "monitor.jsonl", record); }
 void ResultsWriter::append_event(const std::string& id, const json& record) { append(id, "events.jsonl", record); }
 
-int ResultsWriter::archive_attempt(const std::string& id) {
-  int n = 0;
-  {
-    std::lock_guard lock(*mutex_);
-    json& cell = cell_entry(id);
-    if (!cell.contains("attempts") || !cell["attempts"].is_array()) cell["attempts"] = json::array();
-    // The next free number: a directory the manifest does not list (a crash between the move and
-    // the manifest's rewrite) is kept, not overwritten.
-    n = static_cast<int>(cell["attempts"].size()) + 1;
-    while (fs::exists(dir_ / "attempts" / id / std::to_string(n))) ++n;
-    const fs::path rel = fs::path("attempts") / id / std::to_string(n);
-    const fs::path to = dir_ / rel, from = dir_ / "cells" / id;
-    std::error_code ec;
-    fs::create_directories(to.parent_path(), ec);
-    if (!ec && fs::exists(from)) fs::rename(from, to, ec);
-    else if (!ec) fs::create_directories(to, ec);
-    if (ec) throw Error("cannot move " + from.string() + " to " + to.string() + ": " + ec.message());
-    json entry = cell;
-    entry.erase("attempts");
-    write_file_atomic(to / "entry.json", entry.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
-    json summary = {{"attempt", n}, {"dir", rel.string()}};
-    for (const char* key : {"status", "error", "started", "finished"})
-      if (cell.contains(key)) summary[key] = cell[key];
-    cell["attempts"].push_back(std::move(summary));
-    save();
-  }
-  reset_cell(id);  // "attempts" is not an attempt's field: it stays
+int ResultsWriter::move_attempt_locked(const std::string& id, const json& ending) {
+  if (!ending.is_object()) throw Error("what ended the attempt of cell '" + id + "' must be a JSON object");
+  json& cell = cell_entry(id);
+  if (!cell.contains("attempts") || !cell["attempts"].is_array()) cell["attempts"] = json::array();
+  // The next free number: a directory the manifest does not list (a crash between the move and
+  // the manifest's rewrite) is kept, not overwritten.
+  int n = static_cast<int>(cell["attempts"].size()) + 1;
+  while (fs::exists(dir_ / "attempts" / id / std::to_string(n))) ++n;
+  const fs::path rel = fs::path("attempts") / id / std::to_string(n);
+  const fs::path to = dir_ / rel, from = dir_ / "cells" / id;
+  std::error_code ec;
+  fs::create_directories(to.parent_path(), ec);
+  if (!ec && fs::exists(from)) fs::rename(from, to, ec);
+  else if (!ec) fs::create_directories(to, ec);
+  if (ec) throw Error("cannot move " + from.string() + " to " + to.string() + ": " + ec.message());
+  json entry = cell;
+  entry.erase("attempts");
+  for (auto it = ending.begin(); it != ending.end(); ++it)
+    if (it.key() != "id" && it.key() != "attempts") entry[it.key()] = it.value();
+  write_file_atomic(to / "entry.json", entry.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  json summary = {{"attempt", n}, {"dir", rel.string()}};
+  for (const char* key : {"status", "error", "started", "finished"})
+    if (entry.contains(key)) summary[key] = entry[key];
+  cell["attempts"].push_back(std::move(summary));
   return n;
 }
 
-void ResultsWriter::reset_cell(const std::string& id) {
+int ResultsWriter::archive_attempt(const std::string& id, const json& ending) {
   std::lock_guard lock(*mutex_);
+  const int n = move_attempt_locked(id, ending);
+  reset_cell_locked(id);  // "attempts" is not an attempt's field: it stays
+  save();
+  return n;
+}
+
+int ResultsWriter::archive_unfinished(const std::string& id, const json& ending) {
+  std::lock_guard lock(*mutex_);
+  const json& cell = cell_entry(id);
+  const fs::path d = dir_ / "cells" / id;
+  std::error_code ec;
+  const bool has_files = fs::exists(d, ec) && !fs::is_empty(d, ec);
+  if (ec) throw Error("cannot read " + d.string() + ": " + ec.message());
+  if (!has_files && cell.value("status", "pending") == "pending") return 0;
+  const int n = has_files ? move_attempt_locked(id, ending) : 0;
+  reset_cell_locked(id);
+  save();
+  return n;
+}
+
+void ResultsWriter::reset_cell_locked(const std::string& id) {
   json& cell = cell_entry(id);
+  // Never a recursive removal: what an attempt wrote is moved to attempts/ first (an empty
+  // directory, made by cell_dir, is all that may go here).
   fs::path d = dir_ / "cells" / id;
   std::error_code ec;
-  fs::remove_all(d, ec);
-  if (ec) throw Error("cannot clear " + d.string() + ": " + ec.message());
+  if (fs::exists(d, ec) && !fs::remove(d, ec))
+    throw Error("cannot clear " + d.string() + (ec ? ": " + ec.message() : std::string()),
+                "move its files aside, then run again with --resume");
   json fresh = json::object();
   for (auto it = cell.begin(); it != cell.end(); ++it) {
     // What an attempt adds to a cell (see set_cell_status); the plan's fields stay.
@@ -206,7 +227,6 @@ void ResultsWriter::reset_cell(const std::string& id) {
   }
   fresh["status"] = "pending";
   cell = std::move(fresh);
-  save();
 }
 
 }  // namespace smtlab::results

@@ -53,20 +53,29 @@ class ResultsWriter {
   std::filesystem::path cell_dir(const std::string& id) const;
   // cells/<id>/console-vm<k>.log
   std::filesystem::path console_log(const std::string& id, int vm) const;
-  // Removes what a previous, unfinished attempt of the cell wrote (jsonl files, console logs and
-  // the attempt's manifest fields: status, error, guest_topology, started, finished, wall_s,
-  // bench_s, ready_s, notes, console_tail, disturbances, host_cpu; of a shared boot's cell also job_s,
-  // job_start_s, boot_group) and sets it back to "pending": used by --resume
-  // before re-running a cell.
-  void reset_cell(const std::string& id);
-  // Keeps a finished attempt of the cell before it runs again (--resume --retry-failed): moves
-  // cells/<id>/ to attempts/<id>/<n>/ (n = 1, 2, ...: the first number not taken), writes the
-  // attempt's manifest entry there as entry.json, appends {"attempt": n, "status", "error",
-  // "started", "finished", "dir"} to the cell's "attempts" (which reset_cell keeps), then
-  // reset_cell(id). Returns n.
-  int archive_attempt(const std::string& id);
+  // Keeps an attempt of the cell before it runs again: moves cells/<id>/ to attempts/<id>/<n>/
+  // (n = 1, 2, ...: the first number not taken), writes the attempt's manifest entry there as
+  // entry.json, appends {"attempt": n, "status", "error", "started", "finished", "dir"} to the
+  // cell's "attempts", then clears the attempt's fields from the cell's entry (status, error,
+  // guest_topology, started, finished, wall_s, bench_s, ready_s, notes, console_tail,
+  // disturbances, host_cpu, kernel_cmdline; of a shared boot's cell also job_s, job_start_s,
+  // boot_group; "attempts" stays) and sets it back to "pending". `ending` (an object) is merged
+  // into what is recorded of the attempt, not into the cell: an attempt that ended without a
+  // status of its own says so ({"status": "interrupted", "error": ...}). Used by
+  // --resume --retry-failed (a failed cell), the rerun of a stalled cell and a boot retried.
+  // Returns n.
+  int archive_attempt(const std::string& id, const nlohmann::json& ending = nlohmann::json::object());
+  // Before an unfinished cell runs again (interrupted, or left "running" by a process that died):
+  // when cells/<id>/ holds anything, archive_attempt(id, ending) keeps it (nothing measured is
+  // deleted) and returns n; a cell that wrote nothing is only set back to "pending" (0; a
+  // "pending" cell without files is left as it is).
+  int archive_unfinished(const std::string& id, const nlohmann::json& ending);
 
  private:
+  // Clears the attempt's fields (see archive_attempt) and sets the cell "pending"; its files must
+  // have been moved away (an empty cells/<id>/ is removed, one with files is an error).
+  void reset_cell_locked(const std::string& id);
+  int move_attempt_locked(const std::string& id, const nlohmann::json& ending);
   ResultsWriter(std::filesystem::path dir, nlohmann::json manifest);
   nlohmann::json& cell_entry(const std::string& id);
   const nlohmann::json& cell_entry(const std::string& id) const;

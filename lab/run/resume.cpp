@@ -30,7 +30,15 @@ CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::s
       (status == "ok" ? choice.ok : choice.failed)++;
       continue;
     }
-    if (status != "pending") writer.reset_cell(id);
+    // Pending, or left "running" by a process that died (kill -9, out of memory, a full disk): what
+    // that attempt wrote, flushed line by line, is kept under attempts/ before the cell runs afresh.
+    const int n = writer.archive_unfinished(
+        id, {{"status", "interrupted"},
+             {"error", "the run stopped before this cell finished (smtlab was killed, or stopped by an error such "
+                       "as a full disk); --resume kept this attempt"}});
+    if (n)
+      note(fmt::format("cell {} had not finished: what it wrote is kept in {}, the cell runs again", id,
+                       (dir / "attempts" / id / std::to_string(n)).string()));
     choice.run.push_back(i);
   }
   return choice;

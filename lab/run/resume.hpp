@@ -16,7 +16,9 @@ struct CellChoice {
 // `ids`: the planned cells, each of which must be in the writer's manifest (otherwise an Error
 // naming the cell and `dir`). A cell that failed with `retry_failed` has its attempt kept under
 // attempts/ (ResultsWriter::archive_attempt, said on stderr); an ok or failed one is left as
-// it is; the others are made ready to run afresh.
+// it is; the others run afresh, and what an unfinished attempt of theirs wrote (a cell left
+// "running" by a process that died) is kept under attempts/ as "interrupted"
+// (ResultsWriter::archive_unfinished, said on stderr), never deleted.
 CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::string>& ids, bool retry_failed);
 
 }  // namespace smtlab::run

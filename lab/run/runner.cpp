@@ -278,6 +278,13 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     return kept;
   };
 
+  // An interrupted cell goes back to "pending" for --resume; what its attempt wrote is kept whole
+  // under attempts/ (recorded as "interrupted"), never deleted. Says where ("" when it wrote nothing).
+  auto keep_unfinished_attempt = [&](const std::string& id, const std::string& error) -> std::string {
+    const int n = writer->archive_unfinished(id, {{"status", "interrupted"}, {"error", error}, {"finished", utc_now()}});
+    return n ? "; what the cell wrote is kept in " + (summary.dir / "attempts" / id / std::to_string(n)).string() : "";
+  };
+
   // A boot of one cell. `rerun_of`: this boot runs the cell again after its job stalled in a
   // shared boot (that boot counted it, and it is not run a third time); says so in its notes.
   struct Rerun {
@@ -308,9 +315,9 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     if (rerun_of) outcome.notes.insert(outcome.notes.begin(), rerun_of->note);
     BootResult result;
     if (outcome.interrupted) {
-      writer->reset_cell(cell.id);
+      const std::string kept = keep_unfinished_attempt(cell.id, outcome.error);
       writer->update_manifest({{"interrupted", utc_now()}});
-      progress.end_cell(k, "interrupted", "finish the run with --resume", rerun_of ? 0 : 1);
+      progress.end_cell(k, "interrupted", "finish the run with --resume" + kept, rerun_of ? 0 : 1);
       result.interrupted = true;
       return result;
     }
@@ -400,7 +407,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
       const auto& c = outcome.cells[j];
       const auto& id = cells[j]->id;
       if (outcome.interrupted && !c.ended) {
-        writer->reset_cell(id);
+        keep_unfinished_attempt(id, outcome.error);
         continue;
       }
       nlohmann::json extra = {{"started", started},
@@ -458,7 +465,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
   };
 
   // Which cells run: a resumed run skips the finished ones (ok, and failed unless retry_failed:
-  // then the failed attempt is kept aside) and clears what an unfinished attempt left; with
+  // then the failed attempt is kept aside) and keeps aside what an unfinished attempt left; with
   // share_boot the rest form boot groups (one boot each).
   std::vector<plan::Cell> runnable;
   std::vector<int> position;  // 1-based, in the plan

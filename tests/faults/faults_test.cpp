@@ -414,6 +414,11 @@ TEST_CASE("SIGTERM during a cell: status 130, cell pending, manifest readable, t
     auto manifest = read_json(dir / "manifest.json");
     for (const auto& c : manifest["cells"]) CHECK(c["status"] == "pending");
     CHECK(manifest.contains("interrupted"));
+    // What the interrupted cell wrote (its guest's console at least) is kept, not deleted.
+    const std::string first = manifest["cells"][0]["id"].get<std::string>();
+    REQUIRE(manifest["cells"][0]["attempts"].size() == 1);
+    CHECK(manifest["cells"][0]["attempts"][0]["status"] == "interrupted");
+    CHECK(fs::exists(dir / "attempts" / first / "1" / "console-vm0.log"));
     CHECK(qemu_of(dir).empty());
   }
   std::string first_samples;
@@ -437,6 +442,13 @@ TEST_CASE("SIGTERM during a cell: status 130, cell pending, manifest readable, t
   auto manifest = read_json(dir / "manifest.json");
   for (const auto& c : manifest["cells"]) CHECK(c["status"] == "ok");
   CHECK(text_of(dir / "cells" / manifest["cells"][0]["id"].get<std::string>() / "samples.jsonl") == first_samples);
+  // The second cell was left "running" by the kill -9: what it had written is kept, not deleted.
+  const std::string second = manifest["cells"][1]["id"].get<std::string>();
+  CHECK_THAT(r.err, Catch::Contains("cell " + second + " had not finished: what it wrote is kept in " +
+                                    (dir / "attempts" / second / "1").string()));
+  REQUIRE(manifest["cells"][1]["attempts"].size() == 1);
+  CHECK(manifest["cells"][1]["attempts"][0]["status"] == "interrupted");
+  CHECK(fs::exists(dir / "attempts" / second / "1" / "console-vm0.log"));
   // The comparison shows the command benchmark's elapsed time.
   CHECK_THAT(r.out, Catch::Contains("Amean     elapsed-s"));
   CHECK(qemu_of(dir).empty());
@@ -469,7 +481,14 @@ TEST_CASE("Ctrl-C in a shared boot keeps the cells whose jobs ended, --resume bo
     CHECK(cell_where(manifest, "id", id["first"])["status"] == "ok");
     CHECK(cell_where(manifest, "id", id["long"])["status"] == "pending");
     CHECK(cell_where(manifest, "id", id["after"])["status"] == "pending");
-    CHECK_FALSE(fs::exists(dir / "cells" / id["long"] / "events.jsonl"));  // the unfinished attempt is cleared
+    // The unfinished attempt is kept whole under attempts/, not deleted, and its cell starts clean.
+    CHECK_FALSE(fs::exists(dir / "cells" / id["long"] / "events.jsonl"));
+    CHECK_THAT(text_of(dir / "attempts" / id["long"] / "1" / "events.jsonl"), Catch::Contains("iteration-start"));
+    const json long_cell = cell_where(manifest, "id", id["long"]);
+    REQUIRE(long_cell["attempts"].size() == 1);
+    CHECK(long_cell["attempts"][0]["status"] == "interrupted");
+    CHECK_THAT(long_cell["attempts"][0]["error"].get<std::string>(), Catch::Contains("interrupted (signal"));
+    CHECK_FALSE(fs::exists(dir / "attempts" / id["after"]));  // its job never began: nothing to keep
     first_samples = text_of(dir / "cells" / id["first"] / "samples.jsonl");
     CHECK_FALSE(first_samples.empty());
     CHECK(qemu_of(dir).empty());

@@ -79,20 +79,20 @@ TEST_CASE("a results directory written through ResultsWriter loads back") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("create refuses an existing run, open resumes it, reset_cell clears an attempt") {
+TEST_CASE("create refuses an existing run, open resumes it, an unfinished attempt is kept aside and cleared from its cell") {
   fs::path dir = temp_dir("resume");
   {
     auto w = ResultsWriter::create(dir, manifest());
     w.set_cell_status("c0", "ok");
-    w.set_cell_status("c1", "failed", {{"started", "x"}, {"console_tail", "panic"}, {"error", "boom"},
-                                       {"host_cpu", {{"guests_pct", 90.0}}}});
+    w.set_cell_status("c1", "running", {{"started", "x"}, {"console_tail", "panic"}, {"error", "boom"},
+                                        {"host_cpu", {{"guests_pct", 90.0}}}});
     w.append_sample("c1", sample(1, 5));
   }
   CHECK_THROWS_AS(ResultsWriter::create(dir, manifest()), smtlab::Error);
   auto w = ResultsWriter::open(dir);
   CHECK(w.cell_status("c0") == "ok");
-  CHECK(w.cell_status("c1") == "failed");
-  w.reset_cell("c1");
+  CHECK(w.cell_status("c1") == "running");
+  CHECK(w.archive_unfinished("c1", {{"status", "interrupted"}}) == 1);
   CHECK(w.cell_status("c1") == "pending");
   CHECK_FALSE(w.manifest()["cells"][1].contains("started"));
   CHECK_FALSE(w.manifest()["cells"][1].contains("console_tail"));
@@ -101,6 +101,13 @@ TEST_CASE("create refuses an existing run, open resumes it, reset_cell clears an
   CHECK_FALSE(fs::exists(dir / "cells" / "c1"));
   CHECK(w.manifest()["cells"][1]["variant"] == "new");
   CHECK(load_results(dir).cells[1].samples.empty());
+  // What it wrote is not lost.
+  CHECK(fs::exists(dir / "attempts" / "c1" / "1" / "samples.jsonl"));
+  CHECK(w.manifest()["cells"][1]["attempts"][0]["status"] == "interrupted");
+  CHECK(w.manifest()["cells"][1]["attempts"][0]["started"] == "x");
+  // A finished cell is never touched by it; a pending one without files neither.
+  CHECK(w.archive_unfinished("c1", {{"status", "interrupted"}}) == 0);
+  CHECK(w.manifest()["cells"][1]["attempts"].size() == 1);
   fs::remove_all(dir);
 }
 
@@ -263,7 +270,7 @@ TEST_CASE("loading is bounded: the part of a file beyond the limit is ignored wi
   fs::remove_all(dir);
 }
 
-TEST_CASE("a shared boot's cell fields are cleared by reset_cell, and merge keeps every shard's boot_groups") {
+TEST_CASE("a shared boot's cell fields are cleared when an attempt is set aside, and merge keeps every shard's boot_groups") {
   fs::path a = temp_dir("boot-a"), b = temp_dir("boot-b"), out = temp_dir("boot-merged");
   json group = {{"id", "c0"}, {"cells", {"c0", "c1"}}, {"job", 0}};
   {
@@ -273,11 +280,12 @@ TEST_CASE("a shared boot's cell fields are cleared by reset_cell, and merge keep
     groups["c0"] = {{"cells", {"c0"}}, {"wall_s", 9.0}};
     w.update_manifest({{"boot_groups", groups}});
     w.set_cell_status("c1", "running", {{"boot_group", group}});
-    w.reset_cell("c1");
+    CHECK(w.archive_unfinished("c1", {{"status", "interrupted"}}) == 0);  // its job never ran: nothing to keep
     auto c1 = w.manifest()["cells"][1];
     CHECK(c1["status"] == "pending");
     CHECK_FALSE(c1.contains("boot_group"));
-    w.reset_cell("c0");
+    CHECK_FALSE(c1.contains("attempts"));
+    w.archive_attempt("c0");
     auto c0 = w.manifest()["cells"][0];
     CHECK_FALSE(c0.contains("boot_group"));
     CHECK_FALSE(c0.contains("job_s"));
