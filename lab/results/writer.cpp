@@ -208,6 +208,19 @@ int ResultsWriter::archive_unfinished(const std::string& id, const json& ending)
   return n;
 }
 
+int ResultsWriter::archive_retried(const std::string& id, const json& ending) {
+  std::lock_guard lock(*mutex_);
+  cell_entry(id);
+  const fs::path d = dir_ / "cells" / id;
+  std::error_code ec;
+  const bool has_files = fs::exists(d, ec) && !fs::is_empty(d, ec);
+  if (ec) throw Error("cannot read " + d.string() + ": " + ec.message());
+  if (!has_files) return 0;
+  const int n = move_attempt_locked(id, ending);
+  save();
+  return n;
+}
+
 void ResultsWriter::reset_cell_locked(const std::string& id) {
   json& cell = cell_entry(id);
   // Never a recursive removal: what an attempt wrote is moved to attempts/ first (an empty

@@ -70,6 +70,11 @@ class ResultsWriter {
   // deleted) and returns n; a cell that wrote nothing is only set back to "pending" (0; a
   // "pending" cell without files is left as it is).
   int archive_unfinished(const std::string& id, const nlohmann::json& ending);
+  // A cell's boot that is booted again at once (SessionConfig::boot_retries): when cells/<id>/
+  // holds anything, keeps it as archive_attempt does (recorded with `ending`), but the cell's
+  // entry stays as it is (still "running", its "attempts" one longer), so the next boot writes
+  // clean files. Returns n, or 0 when there was nothing to keep.
+  int archive_retried(const std::string& id, const nlohmann::json& ending);
 
  private:
   // Clears the attempt's fields (see archive_attempt) and sets the cell "pending"; its files must

@@ -629,9 +629,10 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
 
 namespace {
 
-// A guest that failed before its agent said hello measured nothing: booting it again loses
-// nothing. (Under TCG a Debian 6.12 guest now and then oopses on an int3 while the kernel patches
-// its own code at boot, a QEMU cross-vCPU code-modification race, not the kernel under test.)
+// A guest that failed before its agent said hello measured nothing; of several guests, one that
+// did say hello may have (with_boot_retries keeps what it wrote). (Under TCG a Debian 6.12 guest
+// now and then oopses on an int3 while the kernel patches its own code at boot, a QEMU cross-vCPU
+// code-modification race, not the kernel under test.)
 bool failed_while_booting(const SessionOutcome& o) {
   if (o.ok || o.interrupted || o.ready_s.empty()) return false;  // no ready_s: failed before any start
   return std::any_of(o.ready_s.begin(), o.ready_s.end(), [](double r) { return r < 0; });
@@ -639,30 +640,41 @@ bool failed_while_booting(const SessionOutcome& o) {
 
 }  // namespace
 
-SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer) {
-  auto outcome = run_guests_once(connection, config, observer);
+SessionOutcome with_boot_retries(const SessionConfig& config, const std::function<SessionOutcome()>& once) {
+  auto outcome = once();
   std::vector<std::string> earlier;
   for (int attempt = 1; attempt <= config.boot_retries && failed_while_booting(outcome) && !vm::interrupted(); ++attempt) {
+    // A VM that did say hello may have run its benchmark meanwhile: what the attempt wrote is
+    // kept aside whole, and the next attempt does not append to it.
     std::string kept;
-    for (int k = 0; k < static_cast<int>(config.jobs.size()); ++k) {
-      std::vector<std::filesystem::path> logs = {config.console_log(k), config.stream_log(k),
-                                                 config.console_log(k).parent_path() /
-                                                     ("vcpus-vm" + std::to_string(k) + ".txt")};
-      if (config.qemu_log) logs.push_back(config.qemu_log(k));
-      for (const auto& log : logs) {
-        std::error_code ec;
-        auto to = log.string() + ".attempt-" + std::to_string(attempt);
-        std::filesystem::rename(log, to, ec);
-        if (!ec && log == config.console_log(k)) kept += (kept.empty() ? "" : ", ") + std::filesystem::path(to).filename().string();
+    if (config.keep_failed_boot) {
+      kept = config.keep_failed_boot(attempt, outcome.error);
+    } else {
+      for (int k = 0; k < static_cast<int>(config.jobs.size()); ++k) {
+        std::vector<std::filesystem::path> logs = {config.console_log(k), config.stream_log(k),
+                                                   config.console_log(k).parent_path() /
+                                                       ("vcpus-vm" + std::to_string(k) + ".txt")};
+        if (config.qemu_log) logs.push_back(config.qemu_log(k));
+        for (const auto& log : logs) {
+          std::error_code ec;
+          auto to = log.string() + ".attempt-" + std::to_string(attempt);
+          std::filesystem::rename(log, to, ec);
+          if (!ec && log == config.console_log(k))
+            kept += (kept.empty() ? "console kept as " : ", ") + std::filesystem::path(to).filename().string();
+        }
       }
     }
     earlier.push_back("boot attempt " + std::to_string(attempt) + " failed before the agent was ready: " + outcome.error +
-                      (kept.empty() ? "" : " (console kept as " + kept + "); booted again"));
+                      (kept.empty() ? "" : " (" + kept + ")") + "; booted again");
     note(earlier.back());
-    outcome = run_guests_once(connection, config, observer);
+    outcome = once();
   }
   outcome.notes.insert(outcome.notes.begin(), earlier.begin(), earlier.end());
   return outcome;
+}
+
+SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer) {
+  return with_boot_retries(config, [&] { return run_guests_once(connection, config, observer); });
 }
 
 }  // namespace smtlab::run

@@ -48,10 +48,16 @@ struct SessionConfig {
   std::function<std::filesystem::path(int vm)> qemu_log;
   int boot_timeout_s = 300;
   int cell_timeout_s = 3600;
-  // A cell whose guests fail before their agents are ready (a boot panic, oops or timeout) is
-  // booted again this many times; nothing was measured yet. The failed attempts' console and
-  // stream logs are kept with an ".attempt-N" suffix and named in the outcome's notes.
+  // A cell whose guests fail before all their agents are ready (a boot panic, oops or timeout) is
+  // booted again this many times. A guest of several that did say hello may have measured and
+  // written records already: each failed attempt's files are kept (keep_failed_boot) and named
+  // in the outcome's notes.
   int boot_retries = 1;
+  // Called before a boot retry, once the failed attempt has ended and written everything: keeps
+  // what it wrote, so that the next attempt starts from clean files, and says where ("kept in
+  // attempts/<id>/1"; the runner moves its cells' directories there). Unset (`smtlab boot`): the
+  // attempt's console, stream, QEMU and register files get an ".attempt-N" suffix.
+  std::function<std::string(int attempt, const std::string& error)> keep_failed_boot;
   // Remote libvirt hosts only: the directory of the staging pool there ("": vm::kDefaultRemoteDir).
   std::filesystem::path remote_dir;
   // Recipe parallel, a topology with host_cpus: other boots may run on the other host CPUs, so
@@ -101,5 +107,9 @@ struct SessionOutcome {
 SessionOutcome run_guests(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer);
 // One attempt, without the boot retries.
 SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& config, GuestObserver& observer);
+// run_guests' boot retries around `once` (one attempt): while an attempt failed before all its
+// agents were ready (and was not interrupted), up to config.boot_retries times, keeps what it
+// wrote (config.keep_failed_boot) and runs `once` again; the notes say so.
+SessionOutcome with_boot_retries(const SessionConfig& config, const std::function<SessionOutcome()>& once);
 
 }  // namespace smtlab::run

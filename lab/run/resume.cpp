@@ -2,10 +2,24 @@
 
 #include <fmt/core.h>
 
+#include <ctime>
+
 #include "util/error.hpp"
 #include "util/log.hpp"
 
 namespace smtlab::run {
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
 
 CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::string>& ids, bool retry_failed) {
   CellChoice choice;
@@ -42,6 +56,21 @@ CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::s
     choice.run.push_back(i);
   }
   return choice;
+}
+
+std::function<std::string(int, const std::string&)> keep_failed_boots(results::ResultsWriter& writer,
+                                                                     std::vector<std::string> ids) {
+  return [&writer, ids = std::move(ids)](int attempt, const std::string& error) {
+    std::string kept;
+    for (const auto& id : ids) {
+      const int n = writer.archive_retried(
+          id, {{"status", "failed"},
+               {"error", "boot attempt " + std::to_string(attempt) + " failed before the agent was ready: " + error},
+               {"finished", utc_now()}});
+      if (n) kept += (kept.empty() ? "kept in " : ", ") + ("attempts/" + id + "/" + std::to_string(n));
+    }
+    return kept;
+  };
 }
 
 }  // namespace smtlab::run

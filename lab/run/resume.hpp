@@ -1,6 +1,8 @@
 #pragma once
-// Which of a run's cells run now: in a new run all of them; in a resumed one (`smtlab run
-// --resume`) the ones that have not finished, and with retry_failed the failed ones too.
+// What a run does with the attempts in its results directory: which cells run now (in a new run
+// all of them; in a resumed one, `smtlab run --resume`, the ones that have not finished, and with
+// retry_failed the failed ones too), and what a boot that is booted again leaves.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,5 +22,12 @@ struct CellChoice {
 // "running" by a process that died) is kept under attempts/ as "interrupted"
 // (ResultsWriter::archive_unfinished, said on stderr), never deleted.
 CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::string>& ids, bool retry_failed);
+
+// SessionConfig::keep_failed_boot for a boot of the cells `ids` (one, or a shared boot's): each
+// cell's files move to attempts/<id>/<n>/, recorded as a "failed" attempt with the boot's error,
+// and the cell stays "running" (ResultsWriter::archive_retried), so the next boot starts from
+// clean files. Returns "kept in attempts/<id>/<n>, ..." ("" when no cell had written anything).
+std::function<std::string(int attempt, const std::string& error)> keep_failed_boots(results::ResultsWriter& writer,
+                                                                                    std::vector<std::string> ids);
 
 }  // namespace smtlab::run

@@ -257,6 +257,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     config.cell_timeout_s = recipe.timeouts.cell_s;
     config.remote_dir = options.remote_dir;
     config.confine_to_host_cpus = plan.parallel;
+    config.keep_failed_boot = keep_failed_boots(*writer, {cell.id});
     return config;
   };
 
@@ -376,6 +377,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                               {{"started", started}, {"boot_group", {{"id", key}, {"cells", ids}, {"job", j}}}});
 
     SessionConfig config = session_config(first);
+    config.keep_failed_boot = keep_failed_boots(*writer, id_list);
     config.group = cells;
     config.group_jobs.resize(static_cast<size_t>(first.topology.vms));
     for (int vm = 0; vm < first.topology.vms; ++vm)

@@ -136,15 +136,20 @@ TEST_CASE("a kernel that panics is a failed cell with the panic line, the run ex
   CHECK(cell["error"].get<std::string>().find("Kernel panic - not syncing") != std::string::npos);
   CHECK(cell["console_tail"].get<std::string>().find("Kernel panic") != std::string::npos);
   // A guest that fails before its agent is ready is booted once more (nothing was measured);
-  // the first attempt's console is kept and named.
+  // the first attempt is kept whole under attempts/ and named.
+  const std::string id = cell["id"].get<std::string>();
   REQUIRE_FALSE(cell["notes"].empty());
   CHECK(cell["notes"][0].get<std::string>().find("boot attempt 1 failed before the agent was ready: VM 0: kernel panic") == 0);
-  auto cell_dir = dir / "run" / "cells" / cell["id"].get<std::string>();
-  CHECK(smtlab::read_file(cell_dir / "console-vm0.log.attempt-1").find("Kernel panic") != std::string::npos);
+  CHECK(cell["notes"][0].get<std::string>().find("(kept in attempts/" + id + "/1); booted again") != std::string::npos);
+  REQUIRE(cell["attempts"].size() == 1);
+  CHECK(cell["attempts"][0]["status"] == "failed");
+  auto cell_dir = dir / "run" / "cells" / id;
+  auto boot_attempt = dir / "run" / "attempts" / id / "1";
+  CHECK(smtlab::read_file(boot_attempt / "console-vm0.log").find("Kernel panic") != std::string::npos);
   CHECK(smtlab::read_file(cell_dir / "console-vm0.log").find("Kernel panic") != std::string::npos);
   CHECK(qemu_processes("smtlab-a227fe4fbc08").empty());
   // With each attempt, QEMU's log from libvirt: the command line that ran, for a post-mortem.
-  for (const auto& log : {cell_dir / "qemu-vm0.log", cell_dir / "qemu-vm0.log.attempt-1"}) {
+  for (const auto& log : {cell_dir / "qemu-vm0.log", boot_attempt / "qemu-vm0.log"}) {
     INFO(log);
     CHECK(smtlab::read_file(log).find("-name guest=smtlab-a227fe4fbc08-vm0-") != std::string::npos);
   }
@@ -158,15 +163,15 @@ TEST_CASE("a kernel that panics is a failed cell with the panic line, the run ex
   auto again = run_smtlab({"run", test_recipe("panic.yaml"), "-o", run_dir, "--resume", "--retry-failed"});
   INFO(again.err);
   CHECK(again.status == 4);  // the kernel still panics
-  const std::string id = cell["id"].get<std::string>();
-  CHECK(again.err.find("cell " + id + " failed before: that attempt is kept in " + run_dir + "/attempts/" + id + "/1") !=
+  CHECK(again.err.find("cell " + id + " failed before: that attempt is kept in " + run_dir + "/attempts/" + id + "/2") !=
         std::string::npos);
   auto retried = read_json(dir / "run" / "manifest.json")["cells"][0];
   CHECK(retried["status"] == "failed");
-  REQUIRE(retried["attempts"].size() == 1);
-  CHECK(retried["attempts"][0]["dir"] == "attempts/" + id + "/1");
-  CHECK(retried["attempts"][0]["error"] == cell["error"]);
-  auto kept = dir / "run" / "attempts" / id / "1";
+  // The first run's two boots, then the retry's first boot (booted again too).
+  REQUIRE(retried["attempts"].size() == 3);
+  CHECK(retried["attempts"][1]["dir"] == "attempts/" + id + "/2");
+  CHECK(retried["attempts"][1]["error"] == cell["error"]);
+  auto kept = dir / "run" / "attempts" / id / "2";
   CHECK(smtlab::read_file(kept / "console-vm0.log").find("Kernel panic") != std::string::npos);
   CHECK(read_json(kept / "entry.json")["console_tail"] == cell["console_tail"]);
   CHECK(smtlab::read_file(cell_dir / "console-vm0.log").find("Kernel panic") != std::string::npos);  // the new attempt

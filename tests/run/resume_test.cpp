@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "results/results.hpp"
+#include "run/guest_session.hpp"
 #include "run/resume.hpp"
 #include "scratch.hpp"
 #include "util/error.hpp"
@@ -118,4 +119,61 @@ TEST_CASE("resume: a cell left running that wrote nothing runs again without an 
   CHECK(w.cell_status("a") == "pending");
   CHECK_FALSE(w.manifest()["cells"][0].contains("attempts"));
   CHECK_FALSE(fs::exists(dir / "attempts"));
+}
+
+TEST_CASE("a boot retried after one of its VMs said hello starts from clean files, the aborted attempt kept") {
+  // Two VMs: in the first boot VM 0 says hello and measures two iterations while VM 1 never does
+  // (boot timeout), so the cell is booted again; the second boot measures three.
+  const fs::path dir = smtlab::test::scratch_path("boot-retry");
+  auto w = new_run(dir);
+  w.set_cell_status("a", "running", {{"started", "s1"}});
+  smtlab::run::SessionConfig config;
+  config.boot_retries = 1;
+  config.keep_failed_boot = smtlab::run::keep_failed_boots(w, {"a", "b"});
+  int boots = 0;
+  auto once = [&] {
+    ++boots;
+    smtlab::run::SessionOutcome o;
+    for (int vm = 0; vm < 2; ++vm) smtlab::write_file_atomic(w.console_log("a", vm), "boot " + std::to_string(boots) + "\n");
+    w.append_event("a", {{"vm", 0}, {"type", "hello"}});
+    const int iterations = boots == 1 ? 2 : 3;
+    for (int i = 1; i <= iterations; ++i) w.append_sample("a", sample(i));
+    if (boots == 1) {
+      w.append_monitor("a", {{"vm", 0}, {"monitor", "vmstat"}, {"t", 1.0}, {"values", {{"r", 1}}}});
+      o.error = "VM 1 did not start its agent within 240 s (boot timeout)";
+      o.ready_s = {3.0, -1};
+    } else {
+      o.ok = true;
+      o.ready_s = {3.0, 3.5};
+    }
+    return o;
+  };
+  const auto outcome = smtlab::run::with_boot_retries(config, once);
+  CHECK(boots == 2);
+  CHECK(outcome.ok);
+  // The cell's files are the second boot's alone: no extra iterations, no first-boot monitor line.
+  const auto loaded = smtlab::results::load_results(dir);
+  CHECK(loaded.cells[0].samples.size() == 3);
+  CHECK(loaded.cells[0].monitors.empty());
+  CHECK(smtlab::read_file(dir / "cells" / "a" / "console-vm1.log") == "boot 2\n");
+  // The aborted boot, whole, under attempts/a/1: what VM 0 measured is not lost.
+  const fs::path kept = dir / "attempts" / "a" / "1";
+  CHECK(smtlab::read_file(kept / "console-vm1.log") == "boot 1\n");
+  CHECK(fs::exists(kept / "monitor.jsonl"));
+  const json a = w.manifest()["cells"][0];
+  CHECK(a["status"] == "running");  // the cell goes on; the runner records its end
+  CHECK(a["started"] == "s1");
+  REQUIRE(a["attempts"].size() == 1);
+  CHECK(a["attempts"][0]["status"] == "failed");
+  CHECK(a["attempts"][0]["dir"] == "attempts/a/1");
+  CHECK_THAT(a["attempts"][0]["error"].get<std::string>(),
+             Catch::StartsWith("boot attempt 1 failed before the agent was ready: VM 1 did not start its agent"));
+  CHECK(json::parse(smtlab::read_file(kept / "entry.json"))["status"] == "failed");
+  // Cell b of the same boot wrote nothing: it has no attempt.
+  CHECK_FALSE(w.manifest()["cells"][1].contains("attempts"));
+  CHECK_FALSE(fs::exists(dir / "attempts" / "b"));
+  REQUIRE_FALSE(outcome.notes.empty());
+  CHECK(outcome.notes[0] ==
+        "boot attempt 1 failed before the agent was ready: VM 1 did not start its agent within 240 s (boot timeout) "
+        "(kept in attempts/a/1); booted again");
 }
