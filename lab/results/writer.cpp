@@ -1,9 +1,17 @@
 #include "results/writer.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <set>
+#include <utility>
 
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/log.hpp"
 
 namespace smtlab::results {
 
@@ -28,32 +36,123 @@ void check_manifest_cells(const json& manifest, const fs::path& where) {
   }
 }
 
+// The descriptor of DIR/lock, closed when this goes unless release()d.
+class LockFd {
+ public:
+  explicit LockFd(int fd) : fd_(fd) {}
+  ~LockFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  LockFd(const LockFd&) = delete;
+  LockFd& operator=(const LockFd&) = delete;
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+// Takes DIR/lock for a writer's life: an exclusive flock, not waited for (a second writer of one
+// directory is refused: its records and manifest rewrites would interleave with the first's),
+// with this process's pid written in the file for the message of the next one.
+int lock_results_dir(const fs::path& dir) {
+  const fs::path file = dir / "lock";
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot open " + file.string() + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    if (e == EWOULDBLOCK) {
+      char buf[24] = {};
+      const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+      std::string pid;
+      for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; ++i) pid += buf[i];
+      ::close(fd);
+      throw Error("results directory " + dir.string() + " is in use by another smtlab" +
+                      (pid.empty() ? std::string() : " (pid " + pid + ")"),
+                  "one results directory takes one run at a time: wait for that one to end (or stop it), then use "
+                  "--resume; or give another directory with -o");
+    }
+    if (e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS) {
+      note("cannot lock " + file.string() + " (" + std::strerror(e) +
+           "): nothing keeps another smtlab from writing this results directory at the same time");
+      return fd;
+    }
+    ::close(fd);
+    throw Error("cannot lock " + file.string() + ": " + std::strerror(e));
+  }
+  // Only said in the next one's message: a file that cannot be written (a full disk) still locks.
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) == 0) {
+    const ssize_t ignored = ::pwrite(fd, pid.data(), pid.size(), 0);
+    (void)ignored;
+  }
+  return fd;
+}
+
 }  // namespace
 
-ResultsWriter::ResultsWriter(fs::path dir, json manifest)
-    : dir_(std::move(dir)), manifest_(std::move(manifest)), mutex_(std::make_unique<std::mutex>()) {}
-ResultsWriter::ResultsWriter(ResultsWriter&&) noexcept = default;
-ResultsWriter& ResultsWriter::operator=(ResultsWriter&&) noexcept = default;
-ResultsWriter::~ResultsWriter() = default;
+ResultsWriter::ResultsWriter(fs::path dir, json manifest, int lock_fd)
+    : dir_(std::move(dir)), manifest_(std::move(manifest)), mutex_(std::make_unique<std::mutex>()), lock_fd_(lock_fd) {}
+ResultsWriter::ResultsWriter(ResultsWriter&& other) noexcept
+    : dir_(std::move(other.dir_)),
+      manifest_(std::move(other.manifest_)),
+      mutex_(std::move(other.mutex_)),
+      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+ResultsWriter& ResultsWriter::operator=(ResultsWriter&& other) noexcept {
+  if (this != &other) {
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    dir_ = std::move(other.dir_);
+    manifest_ = std::move(other.manifest_);
+    mutex_ = std::move(other.mutex_);
+    lock_fd_ = std::exchange(other.lock_fd_, -1);
+  }
+  return *this;
+}
+ResultsWriter::~ResultsWriter() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
 
 ResultsWriter ResultsWriter::create(const fs::path& dir, json manifest) {
   check_manifest_cells(manifest, dir / "manifest.json");
-  if (fs::exists(dir / "manifest.json"))
-    throw Error("results directory " + dir.string() + " already holds a run",
-                "choose another directory with -o, or finish that run with --resume");
+  const fs::path file = dir / "manifest.json";
+  auto holds_a_run = [&] {
+    return Error("results directory " + dir.string() + " already holds a run",
+                 "choose another directory with -o, or finish that run with --resume");
+  };
+  if (fs::exists(file)) throw holds_a_run();
   std::error_code ec;
-  fs::create_directories(dir / "cells", ec);
+  fs::create_directories(dir, ec);
   if (ec) throw Error("cannot create results directory " + dir.string() + ": " + ec.message());
+  LockFd lock(lock_results_dir(dir));
   manifest["schema"] = kSchemaVersion;
   for (auto& cell : manifest["cells"])
     if (!cell.contains("status")) cell["status"] = "pending";
-  ResultsWriter writer(dir, std::move(manifest));
-  writer.save();
-  return writer;
+  // Published only if there is none yet (link(2) fails on an existing name, where rename would
+  // replace it): a smtlab without the lock creating the same run cannot be overwritten.
+  const fs::path draft = dir / ("manifest.json.new." + std::to_string(::getpid()));
+  write_file_atomic(draft, manifest.dump(2) + "\n");
+  if (::link(draft.c_str(), file.c_str()) == 0) {
+    fs::remove(draft, ec);
+  } else if (const int e = errno; e == EEXIST) {
+    fs::remove(draft, ec);
+    throw holds_a_run();
+  } else if ((e == EPERM || e == EOPNOTSUPP || e == ENOSYS) && !fs::exists(file)) {
+    fs::rename(draft, file, ec);  // a filesystem without hard links: the lock alone keeps it one run
+    if (ec) throw Error("cannot publish " + file.string() + ": " + ec.message());
+  } else {
+    fs::remove(draft, ec);
+    if (fs::exists(file)) throw holds_a_run();
+    throw Error("cannot publish " + file.string() + ": " + std::strerror(e));
+  }
+  fs::create_directories(dir / "cells", ec);
+  if (ec) throw Error("cannot create " + (dir / "cells").string() + ": " + ec.message());
+  return ResultsWriter(dir, std::move(manifest), lock.release());
 }
 
 ResultsWriter ResultsWriter::open(const fs::path& dir) {
   fs::path file = dir / "manifest.json";
+  // The lock first: the manifest is read once no other writer can change it. A directory
+  // without a manifest gets no lock file (read_file below says what is missing).
+  LockFd lock(fs::exists(file) ? lock_results_dir(dir) : -1);
   json manifest;
   try {
     manifest = json::parse(read_file(file, 64 << 20));
@@ -69,7 +168,7 @@ ResultsWriter ResultsWriter::open(const fs::path& dir) {
                     ", newer than this smtlab understands (" + std::to_string(kSchemaVersion) + ")",
                 "use a newer smtlab");
   fs::create_directories(dir / "cells");
-  return ResultsWriter(dir, std::move(manifest));
+  return ResultsWriter(dir, std::move(manifest), lock.release());
 }
 
 json ResultsWriter::manifest() const {

@@ -2,6 +2,8 @@
 // Writing a results directory: manifest.json (rewritten atomically on every change) and per-cell
 // append-only JSON-lines files (each line flushed to disk before the call returns).
 // Thread-safe: one writer may be shared by the threads that read several VMs' channels.
+// One process at a time: a writer holds an exclusive lock (flock) on DIR/lock for its whole life,
+// and a second writer of the same directory, in this or another process, is refused.
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -15,13 +17,15 @@ namespace smtlab::results {
 
 class ResultsWriter {
  public:
-  // Creates `dir` (and parents) and writes manifest.json. `manifest` must be an object with a
-  // "cells" array whose entries have a valid unique "id"; "schema" is set to kSchemaVersion and
-  // each cell gets "status":"pending" unless it has one. Throws when dir already holds a
-  // manifest.json (use open() to resume).
+  // Creates `dir` (and parents), takes its lock and writes manifest.json. `manifest` must be an
+  // object with a "cells" array whose entries have a valid unique "id"; "schema" is set to
+  // kSchemaVersion and each cell gets "status":"pending" unless it has one. Throws when dir
+  // already holds a manifest.json (use open() to resume), also when another process creates one
+  // at the same time, and when another writer holds the directory (naming its pid).
   static ResultsWriter create(const std::filesystem::path& dir, nlohmann::json manifest);
-  // Opens an existing results directory (for --resume). Throws when there is no readable
-  // manifest or its schema is newer than this smtlab understands.
+  // Opens an existing results directory (for --resume) and takes its lock. Throws when there is
+  // no readable manifest, when its schema is newer than this smtlab understands, or when another
+  // writer holds the directory (a run still going: the error names its pid).
   static ResultsWriter open(const std::filesystem::path& dir);
 
   ResultsWriter(ResultsWriter&&) noexcept;
@@ -81,7 +85,7 @@ class ResultsWriter {
   // have been moved away (an empty cells/<id>/ is removed, one with files is an error).
   void reset_cell_locked(const std::string& id);
   int move_attempt_locked(const std::string& id, const nlohmann::json& ending);
-  ResultsWriter(std::filesystem::path dir, nlohmann::json manifest);
+  ResultsWriter(std::filesystem::path dir, nlohmann::json manifest, int lock_fd);
   nlohmann::json& cell_entry(const std::string& id);
   const nlohmann::json& cell_entry(const std::string& id) const;
   void save();
@@ -90,6 +94,7 @@ class ResultsWriter {
   std::filesystem::path dir_;
   nlohmann::json manifest_;
   std::unique_ptr<std::mutex> mutex_;
+  int lock_fd_ = -1;  // DIR/lock, flock()ed; closed (unlocked) with the writer
 };
 
 }  // namespace smtlab::results

@@ -1,7 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "results/results.hpp"
 #include "scratch.hpp"
@@ -319,5 +325,67 @@ TEST_CASE("a guest's invalid UTF-8 in a cell's entry is replaced, the manifest i
   CHECK(r.cells[0].status == "ok");
   std::string d = r.cells[0].entry["disturbances"][0];
   CHECK(d.find("[bench-\xc3\xa4\xef\xbf\xbd:123]") != std::string::npos);  // the stray byte is U+FFFD
+  fs::remove_all(dir);
+}
+
+TEST_CASE("one writer at a time: a results directory in use is refused, naming it and the pid that holds it") {
+  fs::path dir = temp_dir("locked");
+  const std::string busy = "results directory " + dir.string() + " is in use by another smtlab (pid " +
+                           std::to_string(::getpid()) + ")";
+  auto w = ResultsWriter::create(dir, manifest());
+  auto refused = [&](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const smtlab::Error& e) {
+      INFO(e.what());
+      CHECK_THAT(e.what(), Catch::Contains(busy));
+      CHECK_THAT(e.hint(), Catch::Contains("--resume") && Catch::Contains("-o"));
+      return true;
+    }
+    return false;
+  };
+  // `run --resume -o DIR` while DIR's run is live: from this process, and from another one.
+  CHECK(refused([&] { ResultsWriter::open(dir); }));
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    try {
+      ResultsWriter::open(dir);
+    } catch (const smtlab::Error& e) {
+      ::_exit(std::string(e.what()).find(busy) != std::string::npos ? 0 : 2);
+    }
+    ::_exit(1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  // A moved writer keeps the lock; it is released when the writer goes.
+  {
+    auto moved = std::move(w);
+    CHECK(refused([&] { ResultsWriter::open(dir); }));
+  }
+  auto again = ResultsWriter::open(dir);
+  CHECK(again.cell_status("c0") == "pending");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("create takes the directory's lock before it writes: a create racing another is refused") {
+  // Another process has taken the lock and not yet written its manifest.
+  fs::path dir = temp_dir("create-race");
+  fs::create_directories(dir);
+  const int fd = ::open((dir / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  REQUIRE(::write(fd, "4242\n", 5) == 5);
+  try {
+    ResultsWriter::create(dir, manifest());
+    FAIL("create wrote into a directory another writer holds");
+  } catch (const smtlab::Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("is in use by another smtlab (pid 4242)"));
+  }
+  CHECK_FALSE(fs::exists(dir / "manifest.json"));
+  ::close(fd);
+  CHECK_NOTHROW(ResultsWriter::create(dir, manifest()));
   fs::remove_all(dir);
 }
