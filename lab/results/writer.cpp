@@ -4,9 +4,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <vector>
 #include <utility>
 
 #include "util/error.hpp"
@@ -111,18 +113,49 @@ ResultsWriter::~ResultsWriter() {
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
+namespace {
+
+Error holds_a_run(const fs::path& dir) {
+  return Error("results directory " + dir.string() + " already holds a run",
+               "choose another directory with -o, or finish that run with --resume");
+}
+
+}  // namespace
+
+void ResultsWriter::check_new_dir(const fs::path& dir) {
+  std::error_code ec;
+  const auto st = fs::status(dir, ec);
+  if (!fs::exists(st)) return;
+  if (!fs::is_directory(st))
+    throw Error("results directory " + dir.string() + " exists and is not a directory", "give another directory with -o");
+  if (fs::exists(dir / "manifest.json")) throw holds_a_run(dir);
+  std::vector<std::string> found;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code type_ec;
+    if (name != "lock") found.push_back(name + (it->is_directory(type_ec) ? "/" : ""));
+  }
+  if (ec) throw Error("cannot list results directory " + dir.string() + ": " + ec.message());
+  if (found.empty()) return;
+  std::sort(found.begin(), found.end());
+  std::string listed;
+  for (size_t i = 0; i < found.size() && i < 4; ++i) listed += (i ? ", " : "") + found[i];
+  if (found.size() > 4) listed += ", ... (" + std::to_string(found.size()) + " entries)";
+  throw Error("results directory " + dir.string() + " is not empty and holds no run (no manifest.json; it has " + listed +
+                  "): a new run would write among those files",
+              "give a new or empty directory with -o; --resume finishes a run only in a directory that has its "
+              "manifest.json");
+}
+
 ResultsWriter ResultsWriter::create(const fs::path& dir, json manifest) {
   check_manifest_cells(manifest, dir / "manifest.json");
   const fs::path file = dir / "manifest.json";
-  auto holds_a_run = [&] {
-    return Error("results directory " + dir.string() + " already holds a run",
-                 "choose another directory with -o, or finish that run with --resume");
-  };
-  if (fs::exists(file)) throw holds_a_run();
+  check_new_dir(dir);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("cannot create results directory " + dir.string() + ": " + ec.message());
   LockFd lock(lock_results_dir(dir));
+  check_new_dir(dir);  // again, now that no other writer can be creating it
   manifest["schema"] = kSchemaVersion;
   for (auto& cell : manifest["cells"])
     if (!cell.contains("status")) cell["status"] = "pending";
@@ -134,13 +167,13 @@ ResultsWriter ResultsWriter::create(const fs::path& dir, json manifest) {
     fs::remove(draft, ec);
   } else if (const int e = errno; e == EEXIST) {
     fs::remove(draft, ec);
-    throw holds_a_run();
+    throw holds_a_run(dir);
   } else if ((e == EPERM || e == EOPNOTSUPP || e == ENOSYS) && !fs::exists(file)) {
     fs::rename(draft, file, ec);  // a filesystem without hard links: the lock alone keeps it one run
     if (ec) throw Error("cannot publish " + file.string() + ": " + ec.message());
   } else {
     fs::remove(draft, ec);
-    if (fs::exists(file)) throw holds_a_run();
+    if (fs::exists(file)) throw holds_a_run(dir);
     throw Error("cannot publish " + file.string() + ": " + std::strerror(e));
   }
   fs::create_directories(dir / "cells", ec);

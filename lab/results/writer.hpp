@@ -19,10 +19,14 @@ class ResultsWriter {
  public:
   // Creates `dir` (and parents), takes its lock and writes manifest.json. `manifest` must be an
   // object with a "cells" array whose entries have a valid unique "id"; "schema" is set to
-  // kSchemaVersion and each cell gets "status":"pending" unless it has one. Throws when dir
-  // already holds a manifest.json (use open() to resume), also when another process creates one
-  // at the same time, and when another writer holds the directory (naming its pid).
+  // kSchemaVersion and each cell gets "status":"pending" unless it has one. Throws what
+  // check_new_dir throws (checked again under the lock), also when another process creates a
+  // manifest at the same time, and when another writer holds the directory (naming its pid).
   static ResultsWriter create(const std::filesystem::path& dir, nlohmann::json manifest);
+  // Throws unless `dir` can take a new run: it does not exist, or it is an empty directory (a
+  // left-over lock file aside). One with a manifest.json holds a run (finish it with --resume);
+  // one with anything else (stale cells/ or attempts/ a new run would append to) is refused too.
+  static void check_new_dir(const std::filesystem::path& dir);
   // Opens an existing results directory (for --resume) and takes its lock. Throws when there is
   // no readable manifest, when its schema is newer than this smtlab understands, or when another
   // writer holds the directory (a run still going: the error names its pid).

@@ -167,9 +167,9 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
       throw Error(summary.dir.string() + " was made from another recipe (sha256 " + sha.substr(0, 12) + ", this one " +
                       recipe.sha256.substr(0, 12) + ")",
                   "resume with the recipe file that started the run, or start a new run with -o NEW_DIR");
-  } else if (std::filesystem::exists(summary.dir / "manifest.json")) {
-    throw Error(summary.dir.string() + " already holds a run",
-                "finish it with --resume, or give a new directory with -o");
+  } else {
+    // Before minutes of downloads; create() checks again under the directory's lock.
+    results::ResultsWriter::check_new_dir(summary.dir);
   }
 
   // Connect first: a host that cannot run guests should say so before minutes of downloads.

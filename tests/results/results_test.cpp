@@ -389,3 +389,39 @@ TEST_CASE("create takes the directory's lock before it writes: a create racing a
   CHECK_NOTHROW(ResultsWriter::create(dir, manifest()));
   fs::remove_all(dir);
 }
+
+TEST_CASE("a new run refuses a directory that is not empty: stale cells/ or attempts/ are never appended to") {
+  fs::path dir = temp_dir("stale");
+  // Files of some earlier run whose manifest.json is gone.
+  fs::create_directories(dir / "cells" / "c0");
+  std::ofstream(dir / "cells" / "c0" / "samples.jsonl") << sample(1, 99).dump() << "\n";
+  fs::create_directories(dir / "attempts" / "c1" / "1");
+  try {
+    ResultsWriter::create(dir, manifest());
+    FAIL("a new run was created among stale files");
+  } catch (const smtlab::Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("results directory " + dir.string() + " is not empty and holds no run") &&
+                             Catch::Contains("attempts/, cells/"));
+    CHECK_THAT(e.hint(), Catch::Contains("new or empty directory with -o") && Catch::Contains("--resume"));
+  }
+  CHECK_FALSE(fs::exists(dir / "manifest.json"));
+  CHECK(smtlab::read_file(dir / "cells" / "c0" / "samples.jsonl") == sample(1, 99).dump() + "\n");
+  CHECK_THROWS_AS(ResultsWriter::check_new_dir(dir), smtlab::Error);
+  // A plain file is refused as well; an empty directory, or one with a lock file left, is fine.
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "notes.txt") << "mine\n";
+  CHECK_THROWS_AS(ResultsWriter::create(dir, manifest()), smtlab::Error);
+  fs::remove(dir / "notes.txt");
+  std::ofstream(dir / "lock") << "123\n";
+  { CHECK_NOTHROW(ResultsWriter::create(dir, manifest())); }
+  // And one that holds a run says so.
+  try {
+    ResultsWriter::check_new_dir(dir);
+    FAIL("a directory with a run was taken for new");
+  } catch (const smtlab::Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("already holds a run"));
+    CHECK_THAT(e.hint(), Catch::Contains("--resume"));
+  }
+  fs::remove_all(dir);
+}
