@@ -257,6 +257,22 @@ void ResultsWriter::update_manifest(const json& fields) {
   save();
 }
 
+void ResultsWriter::record_resume(const std::string& at, const json& with) {
+  std::lock_guard lock(*mutex_);
+  json list = json::array();
+  if (auto it = manifest_.find("resumed"); it != manifest_.end() && it->is_array()) {
+    list = *it;
+  } else if (it != manifest_.end()) {
+    json earlier = {{"at", *it}};
+    if (manifest_.contains("resumed_with")) earlier["with"] = manifest_["resumed_with"];
+    list.push_back(std::move(earlier));
+  }
+  list.push_back({{"at", at}, {"with", with}});
+  manifest_["resumed"] = std::move(list);
+  manifest_.erase("resumed_with");
+  save();
+}
+
 void ResultsWriter::set_manifest_entry(const std::string& field, const std::string& key, const json& value) {
   if (field == "cells" || field == "schema") throw Error("set_manifest_entry cannot change \"" + field + "\"");
   std::lock_guard lock(*mutex_);

@@ -46,6 +46,11 @@ class ResultsWriter {
   // "wall_s", "bench_s", "guest_topology", ...) into its manifest entry; rewrites manifest.json.
   void set_cell_status(const std::string& id, const std::string& status,
                        const nlohmann::json& extra = nlohmann::json::object());
+  // A resumed run: appends {"at": at, "with": with} (what the resuming smtlab recorded of itself:
+  // versions, host, kernels, image) to the manifest's "resumed" list. A manifest from before the
+  // list (one "resumed" time and one "resumed_with", overwritten by each resume) gets that
+  // resume as the list's first entry.
+  void record_resume(const std::string& at, const nlohmann::json& with);
   // Merges top-level fields (e.g. "finished", "versions") into the manifest; rewrites it.
   void update_manifest(const nlohmann::json& fields);
   // Sets manifest[field][key] = value in one step (field: an object, made when missing), so that

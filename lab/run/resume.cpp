@@ -21,18 +21,25 @@ std::string utc_now() {
 
 }  // namespace
 
-CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::string>& ids, bool retry_failed) {
+CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::string>& ids, bool retry_failed,
+                        const nlohmann::json* resumed_with) {
   CellChoice choice;
   const auto& dir = writer.dir();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const std::string& id = ids[i];
-    std::string status;
+  // Every cell is checked before anything changes: a resume with other cell filters or another
+  // recipe is refused with the directory as it was.
+  std::vector<std::string> statuses;
+  for (const auto& id : ids) {
     try {
-      status = writer.cell_status(id);
+      statuses.push_back(writer.cell_status(id));
     } catch (const Error&) {
       throw Error("cell " + id + " is not part of the run in " + dir.string(),
                   "resume with the same recipe and cell filters that started the run");
     }
+  }
+  if (resumed_with) writer.record_resume(utc_now(), *resumed_with);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string& id = ids[i];
+    const std::string& status = statuses[i];
     if (status == "failed" && retry_failed) {
       const int n = writer.archive_attempt(id);
       note(fmt::format("cell {} failed before: that attempt is kept in {}, the cell runs again", id,

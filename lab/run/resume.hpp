@@ -16,12 +16,15 @@ struct CellChoice {
 };
 
 // `ids`: the planned cells, each of which must be in the writer's manifest (otherwise an Error
-// naming the cell and `dir`). A cell that failed with `retry_failed` has its attempt kept under
+// naming the cell and `dir`, and nothing in the directory has changed). Then, for a resumed run
+// (`resumed_with`: what this smtlab records of itself), the resume is recorded
+// (ResultsWriter::record_resume). A cell that failed with `retry_failed` has its attempt kept under
 // attempts/ (ResultsWriter::archive_attempt, said on stderr); an ok or failed one is left as
 // it is; the others run afresh, and what an unfinished attempt of theirs wrote (a cell left
 // "running" by a process that died) is kept under attempts/ as "interrupted"
 // (ResultsWriter::archive_unfinished, said on stderr), never deleted.
-CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::string>& ids, bool retry_failed);
+CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::string>& ids, bool retry_failed,
+                        const nlohmann::json* resumed_with = nullptr);
 
 // SessionConfig::keep_failed_boot for a boot of the cells `ids` (one, or a shared boot's): each
 // cell's files move to attempts/<id>/<n>/, recorded as a "failed" attempt with the boot's error,

@@ -226,9 +226,6 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     manifest["cells"] = nlohmann::json::array();
     for (const auto& cell : plan.cells) manifest["cells"].push_back(cell_entry(cell));
     writer.emplace(results::ResultsWriter::create(summary.dir, manifest));
-  } else {
-    nlohmann::json resumed = {{"resumed", utc_now()}, {"resumed_with", run_info}};
-    writer->update_manifest(resumed);
   }
   note("results: " + summary.dir.string());
 
@@ -474,7 +471,8 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
   {
     std::vector<std::string> ids;
     for (const auto& cell : plan.cells) ids.push_back(cell.id);
-    const CellChoice choice = choose_cells(*writer, ids, options.retry_failed);
+    // A resume is recorded (manifest "resumed") once its cells are known to be the run's.
+    const CellChoice choice = choose_cells(*writer, ids, options.retry_failed, options.resume ? &run_info : nullptr);
     summary.cells = static_cast<int>(plan.cells.size());
     summary.ok = choice.ok;
     summary.failed = choice.failed;

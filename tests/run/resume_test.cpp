@@ -177,3 +177,40 @@ TEST_CASE("a boot retried after one of its VMs said hello starts from clean file
         "boot attempt 1 failed before the agent was ready: VM 1 did not start its agent within 240 s (boot timeout) "
         "(kept in attempts/a/1); booted again");
 }
+
+TEST_CASE("resume: each resume is added to the manifest's resumed list once the cells are validated, an old single field kept") {
+  const fs::path dir = smtlab::test::scratch_path("resume-record");
+  {
+    auto w = new_run(dir);
+    w.set_cell_status("b", "failed", {{"error", "boom"}});
+    w.append_sample("b", sample(1));
+    // As smtlab wrote a resume before the list: one time, one record, overwritten by the next.
+    w.update_manifest({{"resumed", "2026-01-01T00:00:00Z"}, {"resumed_with", {{"smtlab_version", "0.0.9"}}}});
+  }
+  auto w = ResultsWriter::open(dir);
+  const json first = {{"smtlab_version", "0.1.0"}, {"accel", "tcg"}};
+  // A resume with a cell the run does not have changes nothing: no record, no attempt moved.
+  CHECK_THROWS_AS(choose_cells(w, {"b", "zz"}, true, &first), smtlab::Error);
+  CHECK(w.manifest()["resumed"] == "2026-01-01T00:00:00Z");
+  CHECK(w.cell_status("b") == "failed");
+  CHECK(fs::exists(dir / "cells" / "b" / "samples.jsonl"));
+  CHECK_FALSE(fs::exists(dir / "attempts"));
+  CHECK(smtlab::results::load_results(dir).manifest["resumed"] == "2026-01-01T00:00:00Z");
+
+  choose_cells(w, {"a", "b", "c"}, false, &first);
+  const json second = {{"smtlab_version", "0.1.1"}, {"accel", "kvm"}};
+  choose_cells(w, {"a", "b", "c"}, false, &second);
+  const json m = smtlab::results::load_results(dir).manifest;  // as written to disk
+  REQUIRE(m["resumed"].is_array());
+  REQUIRE(m["resumed"].size() == 3);
+  CHECK(m["resumed"][0] == json{{"at", "2026-01-01T00:00:00Z"}, {"with", {{"smtlab_version", "0.0.9"}}}});
+  CHECK(m["resumed"][1]["with"] == first);
+  CHECK(m["resumed"][2]["with"] == second);
+  CHECK(m["resumed"][2]["at"].get<std::string>().size() == 20);  // 2026-01-01T00:00:00Z
+  CHECK_FALSE(m.contains("resumed_with"));
+  // A new run records no resume.
+  const fs::path fresh = smtlab::test::scratch_path("resume-none");
+  auto n = new_run(fresh);
+  choose_cells(n, {"a"}, false);
+  CHECK_FALSE(n.manifest().contains("resumed"));
+}
