@@ -1,6 +1,7 @@
 // smtlab compare DIR... [--baseline NAME] [--rule NAME] [--format text|markdown|json|csv]
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
+#include "results/results.hpp"
 
 namespace smtlab::cli {
 
@@ -12,7 +13,10 @@ void add_compare_command(CLI::App& app) {
   add_compare_flags(cmd, *flags, true);
   add_regression_flag(cmd, *flags);
   cmd->callback([dirs, flags] {
-    exit_status() = print_comparison({dirs->begin(), dirs->end()}, *flags);
+    std::vector<results::RunResults> runs;
+    for (const auto& d : *dirs) runs.push_back(results::load_results(d));
+    check_baseline(runs, *flags);  // a --baseline that names no column is a usage error (2)
+    exit_status() = print_comparison(runs, *flags);
   });
 }
 

@@ -22,6 +22,7 @@ void add_report_command(CLI::App& app) {
   cmd->callback([dirs, out, flags, title] {
     std::vector<results::RunResults> runs;
     for (const auto& d : *dirs) runs.push_back(results::load_results(d));
+    check_baseline(runs, *flags);
     report::ReportOptions options;
     options.compare = flags->options();
     options.title = *title;

@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
+#include "cli/run_end.hpp"
 #include "recipe/recipe_loader.hpp"
 #include "results/results.hpp"
 #include "run/runner.hpp"
@@ -57,10 +58,13 @@ void add_reproduce_command(CLI::App& app) {
     }
     if (m.contains("image")) ro.expect_image_digest = m["image"].value("digest", std::string());
     for (const auto& cell : original.cells) ro.plan.filters.push_back(cell.id);
+    // A --baseline that names no column of the original and the reproduction is refused before
+    // the reproduction runs (the other comparison flags were checked while parsing).
+    if (!opt->compare.baseline.empty()) check_baseline({original, results_to_be(recipe, ro)}, opt->compare);
     auto summary = run::run_recipe(recipe, ro);
     std::cerr << fmt::format("smtlab: reproduction: {} cells, {} ok, {} failed in {}\n", summary.cells, summary.ok,
                              summary.failed, summary.dir.string());
-    exit_status() = print_comparison({opt->dir, summary.dir}, opt->compare);
+    exit_status() = compare_after_run({opt->dir, summary.dir}, opt->compare);
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
+#include "cli/run_end.hpp"
 #include "recipe/recipe_loader.hpp"
 #include "run/runner.hpp"
 #include "util/error.hpp"
@@ -48,12 +49,24 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--connect", opt->connect, "libvirt URI (default: the embedded QEMU driver, no daemon)");
   cmd->add_option("--remote-dir", opt->remote_dir,
                   "Remote libvirt hosts: directory of the staging pool there (default /var/lib/smtlab/staging)");
-  cmd->add_option("--shard", opt->shard, "Run only shard K of N of the cells (K/N), for fan-out over machines");
+  cmd->add_option("--shard", opt->shard, "Run only shard K of N of the cells (K/N), for fan-out over machines")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              parse_shard(text);
+              return {};
+            } catch (const Error&) {
+              return text + " is not K/N with 1 <= K <= N (for example 1/4)";
+            }
+          },
+          ""));
   cmd->add_flag("--no-compare", opt->no_compare, "Do not print the comparison at the end");
   add_compare_flags(cmd, opt->compare, false);
   add_regression_flag(cmd, opt->compare);
   cmd->callback([opt] {
     vm::install_interrupt_handlers();
+    if (opt->resume && opt->output.empty())
+      throw UsageError("--resume needs the results directory of the run to finish", "add -o DIR");
     auto recipe = recipe::load_recipe(opt->recipe);
     run::RunOptions ro;
     ro.output = opt->output;
@@ -61,12 +74,15 @@ void add_run_command(CLI::App& app) {
     ro.plan.iterations = opt->iterations;
     if (!opt->shard.empty()) std::tie(ro.plan.shard_index, ro.plan.shard_count) = parse_shard(opt->shard);
     ro.resume = opt->resume;
-    if (ro.resume && ro.output.empty())
-      throw Error("--resume needs the results directory of the run to finish", "add -o DIR");
     ro.retry_failed = opt->retry_failed;
     ro.connect = opt->connect;
     ro.remote_dir = opt->remote_dir;
     ro.live_progress = ::isatty(2);
+    // Everything about the comparison that can be checked is checked before the first cell runs
+    // (a typo must not cost the run): the flags' values while parsing, the baseline here against
+    // the columns the results will have (hence the directory's name now, as run_recipe would).
+    if (ro.output.empty()) ro.output = run::default_results_dir(recipe);
+    if (!opt->no_compare && !opt->compare.baseline.empty()) check_baseline({results_to_be(recipe, ro)}, opt->compare);
     auto summary = run::run_recipe(recipe, ro);
     std::cerr << "smtlab: " << summary.cells << " cells: " << summary.ok << " ok, " << summary.failed << " failed"
               << (summary.skipped ? ", " + std::to_string(summary.skipped) + " already finished" : "") << " ("
@@ -80,8 +96,8 @@ void add_run_command(CLI::App& app) {
     if (summary.failed)
       std::cerr << "smtlab: run the failed cells again with: smtlab run " << opt->recipe << " -o " << summary.dir.string()
                 << " --resume --retry-failed\n";
-    int status = opt->no_compare ? kOk : print_comparison({summary.dir}, opt->compare);
-    exit_status() = status != kOk ? status : summary.failed ? kCellsFailed : kOk;
+    int compared = opt->no_compare ? kOk : compare_after_run({summary.dir}, opt->compare);
+    exit_status() = compared == kRegression ? kRegression : summary.failed ? kCellsFailed : compared;
   });
 }
 

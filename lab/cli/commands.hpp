@@ -2,6 +2,8 @@
 // Each subcommand registers itself on the app; its callback stores the exit status here.
 #include <CLI/CLI.hpp>
 
+#include "util/error.hpp"
+
 namespace smtlab::cli {
 
 // Exit statuses users and CI scripts can rely on.
@@ -15,6 +17,14 @@ enum Exit : int {
 };
 
 int& exit_status();
+
+// A command line that cannot work, found by a command's own checks (those CLI11 cannot make, e.g.
+// a --baseline that names no column of the plan): main prints it like any error, with its hint,
+// and exits kUsage. Throw it before anything is measured.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
 
 void add_plan_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);

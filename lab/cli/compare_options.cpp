@@ -6,10 +6,33 @@
 
 #include "cli/commands.hpp"
 #include "report/compare.hpp"
+#include "report/tables.hpp"
 #include "results/results.hpp"
 #include "stats/significance.hpp"
+#include "util/error.hpp"
 
 namespace smtlab::cli {
+
+namespace {
+
+// A CLI11 check by one of the functions that turn the option's text into what compare uses: the
+// value it refuses is refused while the command line is parsed (status 2, nothing run), with its
+// message and hint: "--rule: unknown significance rule 'welsh': use welch (default), ...".
+template <class Parse>
+CLI::Validator parsed_by(Parse parse) {
+  return CLI::Validator(
+      [parse](std::string& value) -> std::string {
+        try {
+          parse(value);
+          return {};
+        } catch (const Error& e) {
+          return std::string(e.what()) + (e.hint().empty() ? "" : ": " + e.hint());
+        }
+      },
+      "");
+}
+
+}  // namespace
 
 report::CompareOptions CompareFlags::options() const {
   report::CompareOptions o;
@@ -29,8 +52,11 @@ void add_compare_flags(CLI::App* cmd, CompareFlags& f, bool with_format) {
   cmd->add_option("--rule", f.rule,
                   "Significance rule: welch (Welch t-test, alpha 0.05, min effect 1%), "
                   "mmtests-2019 (the seed tables' t-test, p < 0.10), mmtests-2024 (1.96 x stddev sum)")
+      ->check(parsed_by(stats::parse_rule))
       ->capture_default_str();
-  cmd->add_option("--stats", f.statistics, "Rows: Min,Amean,Stddev,CoeffVar,Max,BAmean-95 or all")->capture_default_str();
+  cmd->add_option("--stats", f.statistics, "Rows: Min,Amean,Stddev,CoeffVar,Max,BAmean-95 or all")
+      ->check(parsed_by(report::parse_statistics))
+      ->capture_default_str();
   cmd->add_option("--by", f.by, "One block per benchmark (columns variant-topology) or per topology")
       ->check(CLI::IsMember({"benchmark", "topology"}))
       ->capture_default_str();
@@ -48,9 +74,22 @@ void add_regression_flag(CLI::App* cmd, CompareFlags& f) {
       ->check(CLI::Range(0.0, 1000.0));
 }
 
+void check_baseline(const std::vector<results::RunResults>& runs, const CompareFlags& flags) {
+  if (flags.baseline.empty()) return;
+  try {
+    report::build_tables(runs, flags.options());  // the columns compare would have
+  } catch (const Error& e) {
+    throw UsageError("--baseline: " + std::string(e.what()), e.hint());
+  }
+}
+
 int print_comparison(const std::vector<std::filesystem::path>& dirs, const CompareFlags& flags) {
   std::vector<results::RunResults> runs;
   for (const auto& d : dirs) runs.push_back(results::load_results(d));
+  return print_comparison(runs, flags);
+}
+
+int print_comparison(const std::vector<results::RunResults>& runs, const CompareFlags& flags) {
   auto result = report::compare_runs(runs, flags.options());
   for (const auto& w : result.warnings) std::cerr << "smtlab: warning: " << w << "\n";
   for (const auto& d : result.disturbed)

@@ -68,6 +68,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : kUsage;
+  } catch (const UsageError& e) {
+    std::cerr << "smtlab: error: " << smtlab::describe(e) << "\n";
+    return kUsage;
   } catch (const std::exception& e) {
     // Located errors (recipes) already read "FILE:LINE:COL: error: ...".
     std::string text = smtlab::describe(e);

@@ -1,5 +1,6 @@
 // The command line itself: every command and subcommand answers --help, --version names the
-// release, and a mistyped command is named with the ones there are. No guests.
+// release, a mistyped command is named with the ones there are, and a command line that cannot
+// work is refused (status 2) before anything runs. No guests.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,10 +11,50 @@
 
 #include "cli_harness.hpp"
 #include "smtlab/version.hpp"
+#include "util/files.hpp"
 
+namespace fs = std::filesystem;
 using smtlab::test::run_smtlab;
+using smtlab::test::scratch_dir;
+using smtlab::test::test_recipe;
 
 namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A directory that already holds a run: `smtlab run` (and reproduce) refuse it right after
+// planning, before connecting to libvirt or preparing any artifact. A check made before the run
+// shows as its own status-2 message; a check that comes too late shows as this refusal (status 1),
+// and nothing boots either way.
+fs::path held_dir() {
+  auto dir = scratch_dir("held");
+  smtlab::write_file_atomic(dir / "manifest.json", "{\"cells\": []}\n");
+  return dir;
+}
+
+// A results directory of tests/cli/recipes/tiny.yaml's cells selected by `plan_args`, as
+// `smtlab run` writes its manifest (every cell ok, no samples): for compare and reproduce. With
+// `sha256`, the manifest says it was made from another recipe: --resume then refuses it before
+// connecting to libvirt.
+fs::path fake_results(const std::string& name, const std::vector<std::string>& plan_args, const std::string& sha256 = "") {
+  std::vector<std::string> args = {"plan", test_recipe("tiny.yaml"), "--json"};
+  args.insert(args.end(), plan_args.begin(), plan_args.end());
+  auto plan = run_smtlab(args);
+  REQUIRE(plan.status == 0);
+  auto p = nlohmann::json::parse(plan.out);
+  nlohmann::json m = {{"schema", 1},
+                      {"recipe", {{"file", test_recipe("tiny.yaml")}, {"name", "tiny"}, {"sha256", sha256.empty() ? p["recipe_sha256"] : nlohmann::json(sha256)}}},
+                      {"cells", nlohmann::json::array()}};
+  for (const auto& c : p["cells"])
+    m["cells"].push_back({{"id", c["id"]}, {"index", c["index"]}, {"variant", c["variant"]}, {"kernel", c["kernel"]},
+                          {"topology", c["topology"]}, {"benchmark", c["benchmark"]}, {"kind", c["kind"]},
+                          {"iterations", c["iterations"]}, {"status", "ok"}});
+  auto dir = scratch_dir("fake") / name;
+  fs::create_directories(dir);
+  smtlab::write_file_atomic(dir / "manifest.json", m.dump(2) + "\n");
+  return dir;
+}
+
 // The names under "Subcommands:" in a CLI11 help text.
 std::vector<std::string> subcommands_in(const std::string& help) {
   std::vector<std::string> names;
@@ -73,4 +114,83 @@ TEST_CASE("a word that is not a command is named, with the commands there are, s
   auto none = run_smtlab({});
   CHECK(none.status == 2);
   CHECK(none.err.find("A subcommand is required") != std::string::npos);
+}
+
+TEST_CASE("run: a bad comparison flag is refused with status 2 before any cell runs") {
+  const auto held = held_dir();
+  const auto manifest = smtlab::read_file(held / "manifest.json");
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--rule", "welsh"}, "--rule: unknown significance rule 'welsh': use welch (default)"},
+      {{"--stats", "Amean,Sdev"}, "--stats: unknown statistic 'Sdev'"},
+      {{"--by", "variant"}, "--by: variant not in {benchmark,topology}"},
+      {{"--fail-on-regression", "2000"}, "--fail-on-regression: Value 2000 not in range"},
+      {{"--shard", "3/2"}, "--shard: 3/2 is not K/N with 1 <= K <= N (for example 1/4)"},
+      // The columns of the plan: "<variant>-<topology>" of the one benchmark (or a variant name).
+      {{"--baseline", "nosuch"}, "--baseline: baseline 'nosuch' is not a column of any table"},
+      {{"--baseline", "eevdf-smt", "--cells", "variant=cfs"}, "hint: name one of: cfs-smt"},
+      {{"--resume"}, "--resume needs the results directory of the run to finish"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"run", test_recipe("tiny.yaml")};
+    if (c.args.front() != "--resume") args.insert(args.end(), {"-o", held.string()});
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto r = run_smtlab(args);
+    INFO(c.args.front() << " " << (c.args.size() > 1 ? c.args[1] : "") << ": " << r.err);
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, c.says));
+    CHECK_FALSE(contains(r.err, "already holds a run"));  // refused before run_recipe
+  }
+  // A baseline that is a column, or a variant of every block, is not refused: the run goes on
+  // (here to refusing the directory).
+  for (const char* baseline : {"cfs", "eevdf-nosmt"}) {
+    auto r = run_smtlab({"run", test_recipe("tiny.yaml"), "-o", held.string(), "--baseline", baseline});
+    INFO(baseline << ": " << r.err);
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, "already holds a run"));
+  }
+  // Resuming, the baseline is checked against the cells of the run being finished.
+  auto fake = fake_results("resumed", {"--cells", "variant=cfs"}, std::string(64, 'a'));
+  auto resumed = run_smtlab({"run", test_recipe("tiny.yaml"), "-o", fake.string(), "--resume", "--baseline", "eevdf"});
+  INFO(resumed.err);
+  CHECK(resumed.status == 2);
+  CHECK(contains(resumed.err, "hint: name one of: cfs-smt"));
+  CHECK_FALSE(contains(resumed.err, "was made from another recipe"));
+  CHECK(smtlab::read_file(held / "manifest.json") == manifest);
+}
+
+TEST_CASE("compare and report: a bad --rule, --stats or --baseline is a usage error, status 2") {
+  auto dir = fake_results("compared", {"--cells", "variant=eevdf"}).string();
+  auto ok = run_smtlab({"compare", dir, "--baseline", "eevdf-nosmt", "--rule", "mmtests-2019", "--stats", "all"});
+  INFO(ok.err);
+  CHECK(ok.status == 0);
+  CHECK(contains(ok.out, "chat"));  // no samples: "(no measurements)"
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--rule", "welsh"}, "--rule: unknown significance rule 'welsh'"},
+      {{"--stats", "Amean,Sdev"}, "--stats: unknown statistic 'Sdev'"},
+      {{"--stats", ","}, "--stats: no statistic selected"},
+      {{"--format", "html"}, "--format: html not in"},
+      {{"--baseline", "cfs-smt"}, "--baseline: baseline 'cfs-smt' is not a column of any table"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"compare", dir};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto r = run_smtlab(args);
+    INFO(c.args[0] << " " << c.args[1] << ": " << r.err);
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, c.says));
+    CHECK(r.out.empty());
+  }
+  auto html = scratch_dir("report") / "r.html";
+  auto report = run_smtlab({"report", dir, "-o", html.string(), "--baseline", "cfs-smt"});
+  CHECK(report.status == 2);
+  CHECK(contains(report.err, "hint: name one of: eevdf-nosmt, eevdf-overcommit, eevdf-smt"));
+  CHECK_FALSE(fs::exists(html));
 }

@@ -1,0 +1,26 @@
+#pragma once
+// What `smtlab run` and `smtlab reproduce` share around run::run_recipe: checking the comparison
+// flags against the cells before anything runs, and the comparison after the run.
+#include <filesystem>
+#include <vector>
+
+#include "cli/compare_options.hpp"
+#include "recipe/recipe.hpp"
+#include "results/loader.hpp"
+#include "run/runner.hpp"
+
+namespace smtlab::cli {
+
+// The results directory `options` will fill, as compare will read it, before the run: the cells
+// of a resumed run's manifest, else the plan's cells (all pending) under options.output (which
+// must be set: default_results_dir when the user gave none). Only the cells matter; it is for
+// check_baseline.
+results::RunResults results_to_be(const recipe::Recipe& recipe, const run::RunOptions& options);
+
+// The comparison printed at the end of a run: a comparison that fails does not hide what was
+// measured. A --baseline that names no column is warned about and the tables use the first column;
+// any other error is printed with the command that prints the tables later. Returns kOk,
+// kRegression (--fail-on-regression tripped) or kError (no comparison printed).
+int compare_after_run(const std::vector<std::filesystem::path>& dirs, const CompareFlags& flags);
+
+}  // namespace smtlab::cli
