@@ -1,6 +1,9 @@
 #include "results/merge.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +28,126 @@ std::string recipe_sha(const json& m) {
       m["recipe"]["sha256"].is_string())
     return m["recipe"]["sha256"].get<std::string>();
   return {};
+}
+
+// The artifacts a cell was measured with. Shards that ran the same kernel name with other bytes
+// (a Debian package of another day, another build) or another image did not run one experiment:
+// merged, their columns would compare two kernels under one name. Fields a shard does not record
+// (older manifests) are not compared.
+std::string short_value(const json& v) {
+  std::string s = v.get<std::string>();
+  return s.size() == 64 ? s.substr(0, 12) : s;  // sha256 and digests: the 12 characters smtlab prints
+}
+
+void check_same_artifacts(const std::vector<Shard>& shards) {
+  auto refuse = [&](const std::string& what, const char* field, size_t a, size_t b, const json& va, const json& vb) {
+    const std::string da = shards[a].dir.string(), db = shards[b].dir.string();
+    throw Error("cannot merge " + db + " with " + da + ": " + what + " differs in " + field + " (" + da + ": " +
+                    short_value(va) + ", " + db + ": " + short_value(vb) + ")",
+                "the shards measured different artifacts, so their cells are not one run; compare them side by side "
+                "(smtlab compare " + da + " " + db + "), or run that shard again with the same " + what);
+  };
+  auto differs = [](const json& a, const json& b, const char* field) {
+    return a.is_object() && b.is_object() && a.contains(field) && b.contains(field) && a[field].is_string() &&
+           b[field].is_string() && a[field] != b[field];
+  };
+  std::map<std::string, size_t> kernel_from;  // kernel name -> the first shard that used it
+  std::optional<size_t> image_from;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const json& m = shards[i].manifest;
+    if (m.contains("kernels") && m["kernels"].is_object())
+      for (const auto& [name, k] : m["kernels"].items()) {
+        auto [first, inserted] = kernel_from.try_emplace(name, i);
+        if (inserted) continue;
+        const json& k0 = shards[first->second].manifest["kernels"][name];
+        for (const char* field : {"source", "package", "version", "sha256"})
+          if (differs(k0, k, field)) refuse("kernel '" + name + "'", field, first->second, i, k0[field], k[field]);
+      }
+    if (m.contains("image") && m["image"].is_object()) {
+      if (!image_from) {
+        image_from = i;
+        continue;
+      }
+      const json& i0 = shards[*image_from].manifest["image"];
+      for (const char* field : {"name", "digest"})
+        if (differs(i0, m["image"], field)) refuse("image", field, *image_from, i, i0[field], m["image"][field]);
+    }
+  }
+}
+
+// The entry of cell `id` in a shard's manifest (null when it has none).
+const json& entry_of(const Shard& shard, const std::string& id) {
+  static const json none;
+  for (const auto& c : shard.manifest["cells"])
+    if (c.is_object() && c.value("id", "") == id) return c;
+  return none;
+}
+
+void copy_dir(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::create_directories(to.parent_path(), ec);
+  if (!ec) {
+    if (fs::exists(from)) fs::copy(from, to, fs::copy_options::recursive, ec);
+    else fs::create_directories(to, ec);
+  }
+  if (ec) throw Error("cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
+}
+
+// Keeps what a shard measured of a cell that the merged run takes from another shard, the way
+// `run --resume --retry-failed` keeps an earlier attempt: each of the shard's own earlier attempts,
+// then its latest (its cells/<id>/ and its manifest entry as entry.json), each in the next free
+// out/attempts/<id>/<n>/, listed in `entry`'s "attempts" with the shard it came from. Returns the
+// numbers used.
+std::vector<int> keep_other_attempts(const Shard& shard, const std::string& id, const fs::path& out, json& entry) {
+  const json& theirs = entry_of(shard, id);
+  if (!entry.contains("attempts") || !entry["attempts"].is_array()) entry["attempts"] = json::array();
+  json& attempts = entry["attempts"];
+  const std::string shard_dir = fs::absolute(shard.dir).string();
+  std::vector<int> used;
+  auto next = [&] {
+    int n = static_cast<int>(attempts.size()) + 1;
+    while (fs::exists(out / "attempts" / id / std::to_string(n))) ++n;
+    return n;
+  };
+  auto keep = [&](const fs::path& from, json summary) {
+    const int n = next();
+    const fs::path rel = fs::path("attempts") / id / std::to_string(n);
+    copy_dir(from, out / rel);
+    summary["attempt"] = n;
+    summary["dir"] = rel.string();
+    summary["shard"] = shard_dir;
+    attempts.push_back(std::move(summary));
+    used.push_back(n);
+    return out / rel;
+  };
+  // Its earlier attempts, in their order (their entry.json comes along).
+  std::vector<int> earlier;
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator(shard.dir / "attempts" / id, ec)) {
+    const std::string name = d.path().filename().string();
+    if (d.is_directory(ec) && !name.empty() && name.size() < 9 &&
+        std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isdigit(c); }))
+      earlier.push_back(std::stoi(name));
+  }
+  std::sort(earlier.begin(), earlier.end());
+  for (int m : earlier) {
+    json summary = json::object();
+    if (theirs.is_object() && theirs.contains("attempts") && theirs["attempts"].is_array())
+      for (const auto& a : theirs["attempts"])
+        if (a.is_object() && a.value("attempt", json()) == json(m))
+          for (const char* key : {"status", "error", "started", "finished"})
+            if (a.contains(key)) summary[key] = a[key];
+    keep(shard.dir / "attempts" / id / std::to_string(m), std::move(summary));
+  }
+  // Its latest attempt.
+  json summary = json::object();
+  for (const char* key : {"status", "error", "started", "finished"})
+    if (theirs.is_object() && theirs.contains(key)) summary[key] = theirs[key];
+  const fs::path kept = keep(shard.dir / "cells" / id, std::move(summary));
+  json own = theirs.is_object() ? theirs : json::object();
+  own.erase("attempts");
+  write_file_atomic(kept / "entry.json", own.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  return used;
 }
 
 }  // namespace
@@ -57,7 +180,12 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
       report.notes.push_back(shards[i].dir.string() + " ran on a different host than " + shards[0].dir.string());
     if (shards[i].manifest.value("accel", json()) != shards[0].manifest.value("accel", json()))
       report.notes.push_back(shards[i].dir.string() + " used a different accelerator than " + shards[0].dir.string());
+    if (shards[i].manifest.value("smtlab_version", json()) != shards[0].manifest.value("smtlab_version", json()))
+      report.notes.push_back(shards[i].dir.string() + " ran another smtlab version than " + shards[0].dir.string());
+    if (shards[i].manifest.value("versions", json()) != shards[0].manifest.value("versions", json()))
+      report.notes.push_back(shards[i].dir.string() + " ran other QEMU or libvirt versions than " + shards[0].dir.string());
   }
+  check_same_artifacts(shards);
 
   // The cell list: the first shard's order, then any cell only other shards list.
   json merged = shards[0].manifest;
@@ -81,7 +209,18 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
     merged_from.push_back({{"dir", fs::absolute(s.dir).string()},
                            {"started", s.manifest.value("started", json())},
                            {"finished", s.manifest.value("finished", json())},
-                           {"host", s.manifest.value("host", json())}});
+                           {"host", s.manifest.value("host", json())},
+                           {"accel", s.manifest.value("accel", json())},
+                           {"smtlab_version", s.manifest.value("smtlab_version", json())},
+                           {"versions", s.manifest.value("versions", json())}});
+  // Every kernel a shard used (a shard records only the kernels of its cells; where two shards
+  // used one, check_same_artifacts made sure it is the same).
+  json kernels = json::object();
+  for (const auto& s : shards)
+    if (s.manifest.contains("kernels") && s.manifest["kernels"].is_object())
+      for (const auto& [name, k] : s.manifest["kernels"].items())
+        if (!kernels.contains(name)) kernels[name] = k;
+  if (!kernels.empty()) merged["kernels"] = std::move(kernels);
 
   for (const auto& id : order) {
     std::vector<size_t> ran;
@@ -103,11 +242,6 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
               if (pc.value("id", "") == id && pc.value("status", "") == "ok") pick_ok = true;
             if (!pick_ok) pick = i;
           }
-      if (ran.size() > 1) {
-        std::string where;
-        for (size_t i : ran) where += (where.empty() ? "" : " and ") + shards[i].dir.string();
-        report.overlapping.push_back(id + " (in " + where + "; kept " + shards[pick].dir.string() + ")");
-      }
       for (const auto& c : shards[pick].manifest["cells"])
         if (c.value("id", "") == id) entry = c;
       fs::path src = shards[pick].dir / "cells" / id;
@@ -123,6 +257,19 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
         if (ec) throw Error("cannot copy " + attempts.string() + " to " + out.string() + ": " + ec.message());
       }
       entry["shard"] = fs::absolute(shards[pick].dir).string();
+      // What the other shards measured of the cell is kept too, as earlier attempts.
+      if (ran.size() > 1) {
+        std::string where, others;
+        for (size_t i : ran) {
+          where += (where.empty() ? "" : " and ") + shards[i].dir.string();
+          if (i == pick) continue;
+          std::string numbers;
+          for (int n : keep_other_attempts(shards[i], id, out, entry))
+            numbers += (numbers.empty() ? "" : ", ") + (out / "attempts" / id / std::to_string(n)).string() + "/";
+          others += "; " + shards[i].dir.string() + "'s kept in " + numbers;
+        }
+        report.overlapping.push_back(id + " (in " + where + "; used " + shards[pick].dir.string() + others + ")");
+      }
     }
     cells.push_back(std::move(entry));
   }

@@ -8,16 +8,21 @@
 namespace smtlab::results {
 
 struct MergeReport {
-  std::vector<std::string> overlapping;  // "<cell id> (in A and B; kept A)": run in several shards
+  // "<cell id> (in A and B; used A; B's kept in OUT/attempts/<id>/2/)": run in several shards
+  std::vector<std::string> overlapping;
   std::vector<std::string> missing;      // cell ids of the manifest that no shard ran
   std::vector<std::string> notes;        // e.g. shards from different hosts
   size_t cells = 0;                      // cells in the merged manifest
 };
 
 // Writes `out` (must not exist or be empty) from the shard directories. All shards must have the
-// same recipe sha256 (otherwise smtlab::Error naming both). For each cell of the manifest, the
-// shard that ran it (status other than pending) is used; when several did, the first "ok" one
-// wins (else the first) and the overlap is reported. The merged manifest records "merged_from".
+// same recipe sha256, and where two shards used a kernel of one name or the image, the same one
+// (package, version, sha256; image name and digest): otherwise smtlab::Error naming the field and
+// both shards. For each cell of the manifest, the shard that ran it (status other than pending) is
+// used; when several did, the first "ok" one wins (else the first), the overlap is reported, and
+// what the others measured of the cell is kept as earlier attempts (attempts/<id>/<n>/ and the
+// entry's "attempts", each with its "shard", as `run --retry-failed` keeps them). The merged
+// manifest records "merged_from" (each shard's host, accel and versions) and every shard's kernels.
 MergeReport merge_results(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out);
 
 }  // namespace smtlab::results

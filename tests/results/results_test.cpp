@@ -424,4 +424,122 @@ TEST_CASE("a new run refuses a directory that is not empty: stale cells/ or atte
     CHECK_THAT(e.hint(), Catch::Contains("--resume"));
   }
   fs::remove_all(dir);
+
+TEST_CASE("merge refuses shards that measured other kernels or another image, naming the field and the shards") {
+  fs::path a = temp_dir("art-a"), b = temp_dir("art-b"), out = temp_dir("art-merged");
+  const std::string sha_a(64, 'a'), sha_c(64, 'c');
+  auto with_artifacts = [](json m, json kernels, json image) {
+    m["kernels"] = std::move(kernels);
+    m["image"] = std::move(image);
+    return m;
+  };
+  const json k1 = {{"source", "debian"}, {"package", "linux-image-6.12.1-cloud"}, {"version", "6.12.1-1"}, {"sha256", sha_a}};
+  const json image = {{"name", "bench"}, {"digest", sha_a}};
+  auto merged = [&](const json& kernels_b, const json& image_b, const json& extra_b = json::object()) {
+    for (auto& d : {a, b, out}) fs::remove_all(d);
+    { ResultsWriter::create(a, with_artifacts(manifest(), {{"k1", k1}}, image)).set_cell_status("c0", "ok"); }
+    json mb = with_artifacts(manifest(), kernels_b, image_b);
+    mb.update(extra_b);
+    { ResultsWriter::create(b, mb).set_cell_status("c1", "ok"); }
+    return merge_results({a, b}, out);
+  };
+  auto refusal = [&](const json& kernels_b, const json& image_b) -> std::string {
+    try {
+      merged(kernels_b, image_b);
+    } catch (const smtlab::Error& e) {
+      CHECK_FALSE(fs::exists(out / "manifest.json"));
+      return std::string(e.what()) + "\n" + e.hint();
+    }
+    FAIL("merged shards of different artifacts");
+    return "";
+  };
+
+  SECTION("another kernel build under the same name") {
+    json k = k1;
+    k["sha256"] = sha_c;
+    auto what = refusal({{"k1", k}}, image);
+    CHECK(what.find("cannot merge " + b.string() + " with " + a.string() + ": kernel 'k1' differs in sha256 (" +
+                    a.string() + ": aaaaaaaaaaaa, " + b.string() + ": cccccccccccc)") != std::string::npos);
+    CHECK(what.find("smtlab compare " + a.string() + " " + b.string()) != std::string::npos);
+  }
+  SECTION("another Debian package version") {
+    json k = k1;
+    k["version"] = "6.12.2-1";
+    CHECK(refusal({{"k1", k}}, image).find("kernel 'k1' differs in version (" + a.string() + ": 6.12.1-1, " +
+                                           b.string() + ": 6.12.2-1)") != std::string::npos);
+  }
+  SECTION("another image") {
+    json i = image;
+    i["digest"] = sha_c;
+    CHECK(refusal({{"k1", k1}}, i).find("image differs in digest") != std::string::npos);
+  }
+  SECTION("the same artifacts merge; each shard's kernels are kept, other versions noted") {
+    const json k2 = {{"source", "debian"}, {"package", "linux-image-6.1"}, {"version", "6.1.0"}, {"sha256", sha_c}};
+    auto rep = merged({{"k1", k1}, {"k2", k2}}, image, {{"smtlab_version", "0.2.0"}});
+    auto m = load_results(out).manifest;
+    CHECK(m["kernels"]["k1"] == k1);
+    CHECK(m["kernels"]["k2"] == k2);  // only shard b used k2
+    CHECK(m["merged_from"][1]["smtlab_version"] == "0.2.0");
+    REQUIRE(rep.notes.size() == 1);
+    CHECK(rep.notes[0] == b.string() + " ran another smtlab version than " + a.string());
+  }
+  for (auto& d : {a, b, out}) fs::remove_all(d);
+}
+
+TEST_CASE("merge keeps what the shard it does not use measured of an overlapping cell, as earlier attempts") {
+  fs::path a = temp_dir("both-a"), b = temp_dir("both-b"), out = temp_dir("both-merged");
+  {
+    auto w = ResultsWriter::create(a, manifest());
+    w.set_cell_status("c0", "ok");
+    w.append_sample("c0", sample(1, 10));
+    w.set_cell_status("c1", "failed", {{"error", "first"}});
+    w.append_event("c1", {{"vm", 0}, {"type", "event"}, {"name", "first-try"}});
+    w.archive_attempt("c1");
+    w.set_cell_status("c1", "failed", {{"error", "second"}});
+    w.append_event("c1", {{"vm", 0}, {"type", "event"}, {"name", "second-try"}});
+  }
+  {
+    auto w = ResultsWriter::create(b, manifest());
+    w.set_cell_status("c0", "ok");
+    w.append_sample("c0", sample(1, 11));
+    w.set_cell_status("c1", "ok");
+    w.append_sample("c1", sample(1, 20));
+  }
+  MergeReport rep = merge_results({a, b}, out);
+  REQUIRE(rep.overlapping.size() == 2);
+  CHECK(rep.overlapping[0] == "c0 (in " + a.string() + " and " + b.string() + "; used " + a.string() + "; " +
+                                  b.string() + "'s kept in " + (out / "attempts" / "c0" / "1").string() + "/)");
+  CHECK(rep.overlapping[1].find("used " + b.string() + "; " + a.string() + "'s kept in " +
+                                (out / "attempts" / "c1" / "1").string() + "/, " +
+                                (out / "attempts" / "c1" / "2").string() + "/)") != std::string::npos);
+  RunResults r = load_results(out);
+  REQUIRE(r.cells.size() == 2);
+  // The cells used: the first ok one of each.
+  CHECK(r.cells[0].samples.at(0).value == 10);
+  CHECK(r.cells[0].entry["shard"] == fs::absolute(a).string());
+  CHECK(r.cells[1].status == "ok");
+  CHECK(r.cells[1].samples.at(0).value == 20);
+  // b's c0, with its samples and entry, as --retry-failed keeps an attempt.
+  const auto& c0 = r.cells[0].entry["attempts"];
+  REQUIRE(c0.size() == 1);
+  CHECK(c0[0]["attempt"] == 1);
+  CHECK(c0[0]["dir"] == "attempts/c0/1");
+  CHECK(c0[0]["status"] == "ok");
+  CHECK(c0[0]["shard"] == fs::absolute(b).string());
+  CHECK(smtlab::read_file(out / "attempts" / "c0" / "1" / "samples.jsonl").find("\"value\":11") != std::string::npos);
+  CHECK(json::parse(smtlab::read_file(out / "attempts" / "c0" / "1" / "entry.json"))["status"] == "ok");
+  // a's c1: its earlier attempt, then its latest, oldest first.
+  const auto& c1 = r.cells[1].entry["attempts"];
+  REQUIRE(c1.size() == 2);
+  CHECK(c1[0]["error"] == "first");
+  CHECK(c1[0]["dir"] == "attempts/c1/1");
+  CHECK(c1[1]["error"] == "second");
+  CHECK(c1[1]["dir"] == "attempts/c1/2");
+  CHECK(c1[1]["shard"] == fs::absolute(a).string());
+  CHECK(smtlab::read_file(out / "attempts" / "c1" / "1" / "events.jsonl").find("first-try") != std::string::npos);
+  CHECK(smtlab::read_file(out / "attempts" / "c1" / "2" / "events.jsonl").find("second-try") != std::string::npos);
+  auto second = json::parse(smtlab::read_file(out / "attempts" / "c1" / "2" / "entry.json"));
+  CHECK(second["error"] == "second");
+  CHECK_FALSE(second.contains("attempts"));
+  for (auto& d : {a, b, out}) fs::remove_all(d);
 }
