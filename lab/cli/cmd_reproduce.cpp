@@ -1,6 +1,5 @@
 // smtlab reproduce RESULTS_DIR: the same recipe with the same pinned artifacts, then the
 // comparison of the original against the reproduction.
-#include <fmt/core.h>
 
 #include <iostream>
 
@@ -19,6 +18,7 @@ namespace smtlab::cli {
 void add_reproduce_command(CLI::App& app) {
   struct Options {
     std::string dir, output, connect, remote_dir;
+    bool resume = false, retry_failed = false;
     CompareFlags compare;
   };
   auto opt = std::make_shared<Options>();
@@ -28,9 +28,16 @@ void add_reproduce_command(CLI::App& app) {
   cmd->add_option("--connect", opt->connect, "libvirt URI (default: the embedded QEMU driver)");
   cmd->add_option("--remote-dir", opt->remote_dir,
                   "with a remote --connect: the staging directory on that host (default /var/lib/smtlab/staging)");
+  auto* resume = cmd->add_flag("--resume", opt->resume,
+                               "Finish an interrupted reproduction in -o DIR without redoing finished cells");
+  cmd->add_flag("--retry-failed", opt->retry_failed,
+                "With --resume: run the failed cells again too (each failed attempt is kept in DIR/attempts/<cell>/<n>/)")
+      ->needs(resume);
   add_compare_flags(cmd, opt->compare, false);
   cmd->callback([opt] {
     vm::install_interrupt_handlers();
+    if (opt->resume && opt->output.empty())
+      throw UsageError("--resume needs the directory of the reproduction to finish", "add -o DIR");
     auto original = results::load_results(opt->dir);
     const auto& m = original.manifest;
     auto file = m["recipe"].value("file", std::string());
@@ -44,6 +51,8 @@ void add_reproduce_command(CLI::App& app) {
                       sha.substr(0, 12) + ")",
                   "check out the commit the run was made from");
     run::RunOptions ro;
+    ro.resume = opt->resume;
+    ro.retry_failed = opt->retry_failed;
     ro.connect = opt->connect;
     ro.remote_dir = opt->remote_dir;
     ro.output = opt->output.empty() ? std::filesystem::path(opt->dir + "-reproduced") : std::filesystem::path(opt->output);
@@ -62,9 +71,12 @@ void add_reproduce_command(CLI::App& app) {
     // the reproduction runs (the other comparison flags were checked while parsing).
     if (!opt->compare.baseline.empty()) check_baseline({original, results_to_be(recipe, ro)}, opt->compare);
     auto summary = run::run_recipe(recipe, ro);
-    std::cerr << fmt::format("smtlab: reproduction: {} cells, {} ok, {} failed in {}\n", summary.cells, summary.ok,
-                             summary.failed, summary.dir.string());
-    exit_status() = compare_after_run({opt->dir, summary.dir}, opt->compare);
+    // The same end as run's: failed cells exit 4, an interrupt 130 with the command that finishes it.
+    RunEnd end;
+    end.what = "reproduction: ";
+    end.again = "smtlab reproduce " + opt->dir + " -o " + summary.dir.string();
+    end.compare = {opt->dir, summary.dir};
+    exit_status() = finish_run(summary, end, opt->compare);
   });
 }
 

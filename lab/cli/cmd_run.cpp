@@ -84,20 +84,10 @@ void add_run_command(CLI::App& app) {
     if (ro.output.empty()) ro.output = run::default_results_dir(recipe);
     if (!opt->no_compare && !opt->compare.baseline.empty()) check_baseline({results_to_be(recipe, ro)}, opt->compare);
     auto summary = run::run_recipe(recipe, ro);
-    std::cerr << "smtlab: " << summary.cells << " cells: " << summary.ok << " ok, " << summary.failed << " failed"
-              << (summary.skipped ? ", " + std::to_string(summary.skipped) + " already finished" : "") << " ("
-              << summary.accel << ") in " << summary.dir.string() << "\n";
-    if (summary.interrupted) {
-      std::cerr << "smtlab: interrupted; finish with: smtlab run " << opt->recipe << " -o " << summary.dir.string()
-                << " --resume\n";
-      exit_status() = kInterrupted;
-      return;
-    }
-    if (summary.failed)
-      std::cerr << "smtlab: run the failed cells again with: smtlab run " << opt->recipe << " -o " << summary.dir.string()
-                << " --resume --retry-failed\n";
-    int compared = opt->no_compare ? kOk : compare_after_run({summary.dir}, opt->compare);
-    exit_status() = compared == kRegression ? kRegression : summary.failed ? kCellsFailed : compared;
+    RunEnd end;
+    end.again = "smtlab run " + opt->recipe + " -o " + summary.dir.string();
+    if (!opt->no_compare) end.compare = {summary.dir};
+    exit_status() = finish_run(summary, end, opt->compare);
   });
 }
 

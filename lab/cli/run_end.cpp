@@ -53,4 +53,18 @@ int compare_after_run(const std::vector<fs::path>& dirs, const CompareFlags& fla
   }
 }
 
+int finish_run(const run::RunSummary& summary, const RunEnd& end, const CompareFlags& flags) {
+  std::cerr << "smtlab: " << end.what << summary.cells << " cells: " << summary.ok << " ok, " << summary.failed
+            << " failed" << (summary.skipped ? ", " + std::to_string(summary.skipped) + " already finished" : "")
+            << " (" << summary.accel << ") in " << summary.dir.string() << "\n";
+  if (summary.interrupted) {
+    std::cerr << "smtlab: interrupted; finish with: " << end.again << " --resume\n";
+    return kInterrupted;
+  }
+  if (summary.failed)
+    std::cerr << "smtlab: run the failed cells again with: " << end.again << " --resume --retry-failed\n";
+  const int compared = end.compare.empty() ? kOk : compare_after_run(end.compare, flags);
+  return compared == kRegression ? kRegression : summary.failed ? kCellsFailed : compared;
+}
+
 }  // namespace smtlab::cli

@@ -1,7 +1,8 @@
 #pragma once
 // What `smtlab run` and `smtlab reproduce` share around run::run_recipe: checking the comparison
-// flags against the cells before anything runs, and the comparison after the run.
+// flags against the cells before anything runs, and what is said and returned after the run.
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "cli/compare_options.hpp"
@@ -22,5 +23,18 @@ results::RunResults results_to_be(const recipe::Recipe& recipe, const run::RunOp
 // any other error is printed with the command that prints the tables later. Returns kOk,
 // kRegression (--fail-on-regression tripped) or kError (no comparison printed).
 int compare_after_run(const std::vector<std::filesystem::path>& dirs, const CompareFlags& flags);
+
+struct RunEnd {
+  std::string what;   // "" (run) or "reproduction: ", after "smtlab: " on the summary line
+  std::string again;  // the command that runs the same cells into the same directory; the hints
+                      // append " --resume" (interrupted) or " --resume --retry-failed" (failed cells)
+  std::vector<std::filesystem::path> compare;  // the directories to compare; empty: no comparison
+};
+
+// After run_recipe: the summary line, the hint to finish an interrupted run or to retry its
+// failed cells, the comparison (not after an interrupt), and the exit status: kInterrupted, else
+// kRegression when --fail-on-regression tripped, else kCellsFailed when a cell failed, else
+// kError when the comparison could not be made, else kOk.
+int finish_run(const run::RunSummary& summary, const RunEnd& end, const CompareFlags& flags);
 
 }  // namespace smtlab::cli

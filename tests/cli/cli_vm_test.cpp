@@ -176,6 +176,16 @@ TEST_CASE("a kernel that panics is a failed cell with the panic line, the run ex
   CHECK(read_json(kept / "entry.json")["console_tail"] == cell["console_tail"]);
   CHECK(smtlab::read_file(cell_dir / "console-vm0.log").find("Kernel panic") != std::string::npos);  // the new attempt
   CHECK(qemu_processes("smtlab-a227fe4fbc08").empty());
+
+  // A reproduction ends like a run: its failed cell exits 4, with the command that retries it.
+  const std::string reproduced = (dir / "reproduced").string();
+  auto repro = run_smtlab({"reproduce", run_dir, "-o", reproduced});
+  INFO(repro.err);
+  CHECK(repro.status == 4);
+  CHECK(read_json(dir / "reproduced" / "manifest.json")["cells"][0]["status"] == "failed");
+  CHECK(repro.err.find("smtlab: run the failed cells again with: smtlab reproduce " + run_dir + " -o " + reproduced +
+                       " --resume --retry-failed") != std::string::npos);
+  CHECK(qemu_processes("smtlab-a227fe4fbc08").empty());
 }
 
 TEST_CASE("an interrupted run finished with --resume has the same cells, finished ones not redone") {
@@ -260,6 +270,20 @@ TEST_CASE("reproduce re-runs a results directory's cells with its pinned artifac
   // Two columns for the one cell: the original and the reproduction, the latter's difference in
   // parentheses or, when significant, between stars (a loaded host makes chat differ a lot).
   CHECK(std::regex_search(r.out, std::regex(R"(Hmean\s+msgs/s\s+\S+ \(\s*0\.00%\)\s+\S+ [(*]\s*-?\d+\.\d+%[)*])")));
+
+  // Interrupted, a reproduction exits 130 and says how to finish it, which works.
+  const std::string orig = (dir / "original").string(), stopped = (dir / "stopped").string();
+  Background bg({"reproduce", orig, "-o", stopped});
+  REQUIRE(bg.wait_for_err("smtlab: cell 1/1: iteration", 600s));
+  kill(bg.pid(), SIGINT);
+  CHECK(bg.wait(120s) == 130);
+  CHECK(bg.err().find("smtlab: interrupted; finish with: smtlab reproduce " + orig + " -o " + stopped + " --resume") !=
+        std::string::npos);
+  auto finished = run_smtlab({"reproduce", orig, "-o", stopped, "--resume"});
+  INFO(finished.err);
+  CHECK(finished.status == 0);
+  CHECK(statuses(dir / "stopped") == std::set<std::string>{"ok"});
+  CHECK(cell_ids(dir / "stopped") == cell_ids(dir / "original"));
 
   // A run whose image cannot be had any more is refused before any guest starts.
   auto manifest = a;
