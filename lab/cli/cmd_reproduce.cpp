@@ -1,11 +1,14 @@
-// smtlab reproduce RESULTS_DIR: the same recipe with the same pinned artifacts, then the
-// comparison of the original against the reproduction.
-
+// smtlab reproduce RESULTS_DIR: the same recipe with the same pinned artifacts and the same cells
+// (iterations included), then the comparison of the original against the reproduction.
+#include <ctime>
 #include <iostream>
+#include <iterator>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
 #include "cli/run_end.hpp"
+#include "plan/plan.hpp"
 #include "recipe/recipe_loader.hpp"
 #include "results/results.hpp"
 #include "run/runner.hpp"
@@ -14,6 +17,40 @@
 #include "vm/interrupt.hpp"
 
 namespace smtlab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "results/x/" (and "results/x/.") -> "results/x"; ".", ".." and "x/.." -> the absolute directory,
+// so that a name can be derived from the last component.
+fs::path directory_path(const std::string& text) {
+  auto strip = [](fs::path p) { return !p.has_filename() && p.has_relative_path() ? p.parent_path() : p; };
+  fs::path p = strip(fs::path(text).lexically_normal());
+  if (p.filename() == "." || p.filename() == "..") p = strip(fs::absolute(p).lexically_normal());
+  return p;
+}
+
+// True when `inner` is `outer` or below it (symbolic links resolved as far as the paths exist).
+bool within(const fs::path& inner, const fs::path& outer) {
+  const fs::path i = fs::weakly_canonical(inner), o = fs::weakly_canonical(outer);
+  auto ii = i.begin();
+  for (auto oi = o.begin(); oi != o.end(); ++oi, ++ii)
+    if (oi->empty() && std::next(oi) == o.end()) return true;  // a trailing separator
+    else if (ii == i.end() || *ii != *oi) return false;
+  return true;
+}
+
+std::string utc_stamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+}  // namespace
 
 void add_reproduce_command(CLI::App& app) {
   struct Options {
@@ -24,7 +61,8 @@ void add_reproduce_command(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("reproduce", "Re-run a results directory's recipe with the same pinned kernels and image");
   cmd->add_option("dir", opt->dir, "Results directory to reproduce")->required()->check(CLI::ExistingDirectory);
-  cmd->add_option("-o,--output", opt->output, "Results directory of the reproduction (default: <dir>-reproduced-<time>)");
+  cmd->add_option("-o,--output", opt->output,
+                  "Results directory of the reproduction (default: <dir>-reproduced-<UTC time>, next to <dir>)");
   cmd->add_option("--connect", opt->connect, "libvirt URI (default: the embedded QEMU driver)");
   cmd->add_option("--remote-dir", opt->remote_dir,
                   "with a remote --connect: the staging directory on that host (default /var/lib/smtlab/staging)");
@@ -38,12 +76,15 @@ void add_reproduce_command(CLI::App& app) {
     vm::install_interrupt_handlers();
     if (opt->resume && opt->output.empty())
       throw UsageError("--resume needs the directory of the reproduction to finish", "add -o DIR");
-    auto original = results::load_results(opt->dir);
+    const fs::path dir = directory_path(opt->dir);  // "r/orig/" is r/orig, its reproduction r/orig-reproduced-...
+    const std::string dir_text = dir.string();
+    auto original = results::load_results(dir);
     const auto& m = original.manifest;
-    auto file = m["recipe"].value("file", std::string());
-    auto sha = m["recipe"].value("sha256", std::string());
-    if (file.empty() || !std::filesystem::exists(file))
-      throw Error("the recipe of " + opt->dir + " (" + file + ") is not on this machine",
+    const nlohmann::json recipe_entry = m.value("recipe", nlohmann::json::object());
+    auto file = recipe_entry.is_object() ? recipe_entry.value("file", std::string()) : std::string();
+    auto sha = recipe_entry.is_object() ? recipe_entry.value("sha256", std::string()) : std::string();
+    if (file.empty() || !fs::exists(file))
+      throw Error("the recipe of " + dir_text + " (" + file + ") is not on this machine",
                   "check out the repository the run was made from, at the same commit");
     auto recipe = recipe::load_recipe(file);
     if (recipe.sha256 != sha)
@@ -55,7 +96,12 @@ void add_reproduce_command(CLI::App& app) {
     ro.retry_failed = opt->retry_failed;
     ro.connect = opt->connect;
     ro.remote_dir = opt->remote_dir;
-    ro.output = opt->output.empty() ? std::filesystem::path(opt->dir + "-reproduced") : std::filesystem::path(opt->output);
+    ro.output = opt->output.empty() ? dir.parent_path() / (dir.filename().string() + "-reproduced-" + utc_stamp())
+                                    : fs::path(opt->output);
+    if (within(ro.output, dir))
+      throw UsageError("the reproduction's directory " + ro.output.string() + " is inside the original results " +
+                           dir_text,
+                       "give -o a directory outside it (the default is next to it: " + dir_text + "-reproduced-<time>)");
     // Pin every kernel to the exact package version the original run used; the run then
     // refuses when the downloaded package's sha256 differs.
     for (const auto& [name, spec] : recipe.kernels) {
@@ -66,6 +112,22 @@ void add_reproduce_command(CLI::App& app) {
       ro.expect_kernel_sha256[name] = k.value("sha256", std::string());
     }
     if (m.contains("image")) ro.expect_image_digest = m["image"].value("digest", std::string());
+    // The same cells: iterations are part of a cell's id, and a run made with --iterations N
+    // recorded N for every cell (without it, each cell has its benchmark's, which the plan gives).
+    std::set<int> iterations;
+    for (const auto& cell : original.cells)
+      if (cell.entry.is_object() && cell.entry.contains("iterations") && cell.entry["iterations"].is_number_integer())
+        iterations.insert(cell.entry["iterations"].get<int>());
+    if (iterations.size() == 1 && *iterations.begin() > 0) ro.plan.iterations = *iterations.begin();
+    std::set<std::string> planned;
+    for (const auto& cell : plan::make_plan(recipe, ro.plan).cells) planned.insert(cell.id);
+    std::string missing;
+    for (const auto& cell : original.cells)
+      if (!planned.count(cell.id)) missing += (missing.empty() ? "" : ", ") + cell.id;
+    if (!missing.empty())
+      throw Error("cell(s) " + missing + " of " + dir_text + " are not cells of " + file + " any more",
+                  "a file their definition covers (a kernel definition, config fragment or patch) changed since the "
+                  "run: check out the commit the run was made from");
     for (const auto& cell : original.cells) ro.plan.filters.push_back(cell.id);
     // A --baseline that names no column of the original and the reproduction is refused before
     // the reproduction runs (the other comparison flags were checked while parsing).
@@ -74,8 +136,8 @@ void add_reproduce_command(CLI::App& app) {
     // The same end as run's: failed cells exit 4, an interrupt 130 with the command that finishes it.
     RunEnd end;
     end.what = "reproduction: ";
-    end.again = "smtlab reproduce " + opt->dir + " -o " + summary.dir.string();
-    end.compare = {opt->dir, summary.dir};
+    end.again = "smtlab reproduce " + dir_text + " -o " + summary.dir.string();
+    end.compare = {dir, summary.dir};
     exit_status() = finish_run(summary, end, opt->compare);
   });
 }

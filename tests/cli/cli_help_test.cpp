@@ -194,3 +194,47 @@ TEST_CASE("compare and report: a bad --rule, --stats or --baseline is a usage er
   CHECK(contains(report.err, "hint: name one of: eevdf-nosmt, eevdf-overcommit, eevdf-smt"));
   CHECK_FALSE(fs::exists(html));
 }
+
+TEST_CASE("reproduce: the original's cells with their iterations, into a directory next to the original") {
+  // A run made with --iterations 1: its cells' ids are those of one iteration, and the
+  // reproduction plans them (here it is refused only for its directory, after planning).
+  const auto orig = fake_results("orig", {"--cells", "variant=eevdf", "--cells", "topology=nosmt", "--iterations", "1"});
+  const auto held = held_dir();
+  auto r = run_smtlab({"reproduce", orig.string(), "-o", held.string()});
+  INFO(r.err);
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "already holds a run"));
+  CHECK_FALSE(contains(r.err, "matches filter"));
+
+  // The default directory is <dir>-reproduced-<UTC time> next to the original, with or without a
+  // trailing slash; --baseline's refusal names the columns, which carry the runs' names.
+  for (const std::string& arg : {orig.string(), orig.string() + "/", orig.string() + "//", orig.string() + "/."}) {
+    auto b = run_smtlab({"reproduce", arg, "--baseline", "nosuch"});
+    INFO(arg << ": " << b.err);
+    CHECK(b.status == 2);
+    CHECK(std::regex_search(b.err, std::regex("hint: name one of: orig-reproduced-[0-9]{8}-[0-9]{6}/eevdf-nosmt, orig/eevdf-nosmt\n")));
+  }
+  // Never inside the original.
+  for (const auto& out : {orig / "again", orig}) {
+    auto inside = run_smtlab({"reproduce", orig.string() + "/", "-o", out.string()});
+    INFO(inside.err);
+    CHECK(inside.status == 2);
+    CHECK(contains(inside.err, "is inside the original results " + orig.string()));
+  }
+  std::vector<std::string> entries;
+  for (const auto& e : fs::directory_iterator(orig)) entries.push_back(e.path().filename().string());
+  CHECK(entries == std::vector<std::string>{"manifest.json"});
+  auto resume = run_smtlab({"reproduce", orig.string(), "--resume"});
+  CHECK(resume.status == 2);
+  CHECK(contains(resume.err, "--resume needs the directory of the reproduction to finish"));
+
+  // A cell the recipe does not plan any more is named, with what to do.
+  auto manifest = nlohmann::json::parse(smtlab::read_file(orig / "manifest.json"));
+  manifest["cells"][0]["id"] = "0123456789ab";
+  const auto changed = scratch_dir("changed");
+  smtlab::write_file_atomic(changed / "manifest.json", manifest.dump(2));
+  auto gone = run_smtlab({"reproduce", changed.string(), "-o", (changed.parent_path() / "gone").string()});
+  CHECK(gone.status == 1);
+  CHECK(contains(gone.err, "cell(s) 0123456789ab of " + changed.string() + " are not cells of " + test_recipe("tiny.yaml")));
+  CHECK_FALSE(fs::exists(changed.parent_path() / "gone"));
+}
