@@ -136,7 +136,10 @@ void add_reproduce_command(CLI::App& app) {
     // The same end as run's: failed cells exit 4, an interrupt 130 with the command that finishes it.
     RunEnd end;
     end.what = "reproduction: ";
-    end.again = "smtlab reproduce " + dir_text + " -o " + summary.dir.string();
+    end.again = "smtlab reproduce " + shell_word(dir_text);
+    if (!opt->connect.empty()) end.again += " --connect " + shell_word(opt->connect);
+    if (!opt->remote_dir.empty()) end.again += " --remote-dir " + shell_word(opt->remote_dir);
+    end.again += " -o " + shell_word(summary.dir.string());
     end.compare = {dir, summary.dir};
     exit_status() = finish_run(summary, end, opt->compare);
   });

@@ -85,7 +85,14 @@ void add_run_command(CLI::App& app) {
     if (!opt->no_compare && !opt->compare.baseline.empty()) check_baseline({results_to_be(recipe, ro)}, opt->compare);
     auto summary = run::run_recipe(recipe, ro);
     RunEnd end;
-    end.again = "smtlab run " + opt->recipe + " -o " + summary.dir.string();
+    // Resuming needs the same cells (and connection): the hints repeat what selected them.
+    end.again = "smtlab run " + shell_word(opt->recipe);
+    for (const auto& c : opt->cells) end.again += " --cells " + shell_word(c);
+    if (opt->iterations > 0) end.again += " --iterations " + std::to_string(opt->iterations);
+    if (!opt->shard.empty()) end.again += " --shard " + shell_word(opt->shard);
+    if (!opt->connect.empty()) end.again += " --connect " + shell_word(opt->connect);
+    if (!opt->remote_dir.empty()) end.again += " --remote-dir " + shell_word(opt->remote_dir);
+    end.again += " -o " + shell_word(summary.dir.string());
     if (!opt->no_compare) end.compare = {summary.dir};
     exit_status() = finish_run(summary, end, opt->compare);
   });

@@ -32,7 +32,7 @@ results::RunResults results_to_be(const recipe::Recipe& recipe, const run::RunOp
 
 int compare_after_run(const std::vector<fs::path>& dirs, const CompareFlags& flags) {
   std::string again = "smtlab compare";
-  for (const auto& d : dirs) again += " " + d.string();
+  for (const auto& d : dirs) again += " " + shell_word(d.string());
   try {
     std::vector<results::RunResults> runs;
     for (const auto& d : dirs) runs.push_back(results::load_results(d));
@@ -51,6 +51,15 @@ int compare_after_run(const std::vector<fs::path>& dirs, const CompareFlags& fla
               << "smtlab: the results are kept; print the tables with: " << again << "\n";
     return kError;
   }
+}
+
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789_-+=.,:/@%") == std::string::npos;
+  if (plain) return text;
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 int finish_run(const run::RunSummary& summary, const RunEnd& end, const CompareFlags& flags) {

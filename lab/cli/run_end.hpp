@@ -24,6 +24,9 @@ results::RunResults results_to_be(const recipe::Recipe& recipe, const run::RunOp
 // kRegression (--fail-on-regression tripped) or kError (no comparison printed).
 int compare_after_run(const std::vector<std::filesystem::path>& dirs, const CompareFlags& flags);
 
+// `text` as one shell word: unchanged when it is plain, else in single quotes.
+std::string shell_word(const std::string& text);
+
 struct RunEnd {
   std::string what;   // "" (run) or "reproduction: ", after "smtlab: " on the summary line
   std::string again;  // the command that runs the same cells into the same directory; the hints

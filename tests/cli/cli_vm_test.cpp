@@ -206,6 +206,9 @@ TEST_CASE("an interrupted run finished with --resume has the same cells, finishe
   REQUIRE(manifest["cells"][0].contains("host_cpu"));
   CHECK(manifest["cells"][0]["host_cpu"]["guests_pct"].get<double>() > 5);
 
+  // The hint repeats the filter: resuming without it would plan cells the run does not have.
+  CHECK(bg.err().find("smtlab: interrupted; finish with: smtlab run " + tiny() + " --cells topology=smt -o " +
+                      dir.string() + " --resume\n") != std::string::npos);
   auto r = run_smtlab({"run", tiny(), "--cells", "topology=smt", "-o", dir.string(), "--resume"});
   INFO(r.err);
   REQUIRE(r.status == 0);
