@@ -162,7 +162,7 @@ ResultsWriter ResultsWriter::create(const fs::path& dir, json manifest) {
   // Published only if there is none yet (link(2) fails on an existing name, where rename would
   // replace it): a smtlab without the lock creating the same run cannot be overwritten.
   const fs::path draft = dir / ("manifest.json.new." + std::to_string(::getpid()));
-  write_file_atomic(draft, manifest.dump(2) + "\n");
+  write_file_atomic(draft, manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   if (::link(draft.c_str(), file.c_str()) == 0) {
     fs::remove(draft, ec);
   } else if (const int e = errno; e == EEXIST) {
