@@ -283,7 +283,7 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
         if (!groups.contains(key)) groups[key] = g;
   if (!groups.empty()) merged["boot_groups"] = std::move(groups);
   report.cells = order.size();
-  write_file_atomic(out / "manifest.json", merged.dump(2) + "\n");
+  write_file_atomic(out / "manifest.json", merged.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   return report;
 }
 
