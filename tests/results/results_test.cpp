@@ -424,6 +424,7 @@ TEST_CASE("a new run refuses a directory that is not empty: stale cells/ or atte
     CHECK_THAT(e.hint(), Catch::Contains("--resume"));
   }
   fs::remove_all(dir);
+}
 
 TEST_CASE("merge refuses shards that measured other kernels or another image, naming the field and the shards") {
   fs::path a = temp_dir("art-a"), b = temp_dir("art-b"), out = temp_dir("art-merged");
