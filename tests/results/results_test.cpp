@@ -544,3 +544,13 @@ TEST_CASE("merge keeps what the shard it does not use measured of an overlapping
   CHECK_FALSE(second.contains("attempts"));
   for (auto& d : {a, b, out}) fs::remove_all(d);
 }
+
+TEST_CASE("a new run's first manifest has invalid UTF-8 replaced too, as every later rewrite") {
+  fs::path dir = temp_dir("utf8-create");
+  json m = manifest();
+  m["host"]["cpu_model"] = "Vendor CPU \xff\xfe @ 2.0GHz";  // what a host or libvirt reported
+  REQUIRE_NOTHROW(ResultsWriter::create(dir, m));
+  RunResults r = load_results(dir);
+  CHECK(r.manifest["host"]["cpu_model"] == "Vendor CPU \xef\xbf\xbd\xef\xbf\xbd @ 2.0GHz");
+  fs::remove_all(dir);
+}
