@@ -82,20 +82,33 @@ YamlFile YamlFile::load(const fs::path& file, const fs::path& display) {
                       "save it as UTF-8 (e.g. iconv -f latin1 -t utf-8), or write the character as plain ASCII");
   }
   try {
-    // Every document, so that a second one (after '---') is an error rather than silently ignored.
-    std::vector<YAML::Node> docs = YAML::LoadAll(f.text_);
-    if (docs.size() > 1) {
-      std::istringstream in(f.text_);
-      YAML::Parser parser(in);
-      DocumentStarts starts;
-      while (starts.starts.size() < 2 && parser.HandleNextDocument(starts)) {}
-      const YAML::Mark m = starts.starts.size() >= 2 ? starts.starts[1] : docs[1].Mark();
-      throw RecipeError({display.string(), m.line < 0 ? 1 : m.line + 1, m.line < 0 ? 1 : m.column + 1},
-                        "a second YAML document starts here",
+    f.root_ = YAML::Load(f.text_);  // the first document
+    // Then where the documents start, so that a second one (after '---') is an error rather than
+    // silently ignored. Not YAML::LoadAll: on text that starts no node, such as a stray ',', yaml-cpp
+    // 0.7 returns an empty document without reading on, and LoadAll asks for the next one forever.
+    // A document that starts where the one before it did is that: not YAML.
+    std::istringstream in(f.text_);
+    YAML::Parser parser(in);
+    DocumentStarts docs;
+    while (docs.starts.size() < 3 && parser.HandleNextDocument(docs)) {
+      const auto& s = docs.starts;
+      if (s.size() >= 2 && s.back().pos == s[s.size() - 2].pos) {
+        const YAML::Mark m = s.back();
+        const auto pos = static_cast<size_t>(m.pos);
+        const unsigned char c = pos < f.text_.size() ? static_cast<unsigned char>(f.text_[pos]) : 0;
+        throw RecipeError({display.string(), m.line + 1, m.column + 1},
+                          c > 0x20 && c < 0x7f ? std::string("invalid YAML: no value can start with '") +
+                                                     static_cast<char>(c) + "' here"
+                                               : std::string("invalid YAML: no value can start here"),
+                          "check the indentation, quotes and brackets at or just before this point");
+      }
+    }
+    if (docs.starts.size() >= 2) {
+      const YAML::Mark m = docs.starts[1];
+      throw RecipeError({display.string(), m.line + 1, m.column + 1}, "a second YAML document starts here",
                         "the file is one YAML document: remove this '---' and what follows it, or move that to a file "
                         "of its own");
     }
-    if (!docs.empty()) f.root_ = docs.front();
   } catch (const YAML::ParserException& e) {
     throw RecipeError({display.string(), e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + e.msg,
                       "check the indentation, quotes and brackets at or just before this point");

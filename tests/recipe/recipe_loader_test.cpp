@@ -512,6 +512,14 @@ TEST_CASE("a file is one YAML document: a second one is an error where it starts
   CHECK(error_of(r) == file + ":7:1: error: a second YAML document starts here");
   tmp.write("r.yaml", body + "...\nname: x\n");  // a document after an end marker
   CHECK(error_of(r) == file + ":7:1: error: a second YAML document starts here");
+  // Text that starts no value: yaml-cpp makes an empty document of it and stays there (YAML::LoadAll
+  // looped forever on these, found by fuzz/run recipe).
+  tmp.write("r.yaml", ",");
+  CHECK(error_of(r) == file + ":1:1: error: invalid YAML: no value can start with ',' here");
+  tmp.write("r.yaml", "[a], b\n");
+  CHECK(error_of(r) == file + ":1:4: error: invalid YAML: no value can start with ',' here");
+  tmp.write("r.yaml", body + "---\n,\n");  // a second document, whatever is in it
+  CHECK(error_of(r) == file + ":6:1: error: a second YAML document starts here");
   tmp.write("k.yaml", "source: debian\npackage: linux-image-6.12.*+deb12-cloud-amd64-unsigned\n---\nsource: path\n");
   tmp.write("r.yaml", "kernels: {k: k.yaml}\nimage: {name: i}\n" + kMinimalTail);
   CHECK(error_of(r) == (tmp.path / "k.yaml").string() + ":3:1: error: a second YAML document starts here");
