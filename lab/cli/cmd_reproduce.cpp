@@ -1,6 +1,5 @@
 // smtlab reproduce RESULTS_DIR: the same recipe with the same pinned artifacts and the same cells
 // (iterations included), then the comparison of the original against the reproduction.
-#include <ctime>
 #include <iostream>
 #include <iterator>
 #include <set>
@@ -14,6 +13,7 @@
 #include "run/runner.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
+#include "util/utc.hpp"
 #include "vm/interrupt.hpp"
 
 namespace smtlab::cli {
@@ -39,15 +39,6 @@ bool within(const fs::path& inner, const fs::path& outer) {
     if (oi->empty() && std::next(oi) == o.end()) return true;  // a trailing separator
     else if (ii == i.end() || *ii != *oi) return false;
   return true;
-}
-
-std::string utc_stamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -96,7 +87,7 @@ void add_reproduce_command(CLI::App& app) {
     ro.retry_failed = opt->retry_failed;
     ro.connect = opt->connect;
     ro.remote_dir = opt->remote_dir;
-    ro.output = opt->output.empty() ? dir.parent_path() / (dir.filename().string() + "-reproduced-" + utc_stamp())
+    ro.output = opt->output.empty() ? dir.parent_path() / (dir.filename().string() + "-reproduced-" + utc_now("%Y%m%d-%H%M%S"))
                                     : fs::path(opt->output);
     if (within(ro.output, dir))
       throw UsageError("the reproduction's directory " + ro.output.string() + " is inside the original results " +

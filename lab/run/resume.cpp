@@ -2,25 +2,12 @@
 
 #include <fmt/core.h>
 
-#include <ctime>
 
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/utc.hpp"
 
 namespace smtlab::run {
-namespace {
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-}  // namespace
-
 CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::string>& ids, bool retry_failed,
                         const nlohmann::json* resumed_with) {
   CellChoice choice;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -27,21 +26,13 @@
 #include "util/files.hpp"
 #include "util/log.hpp"
 #include "util/paths.hpp"
+#include "util/utc.hpp"
 #include "vm/connection.hpp"
 #include "vm/interrupt.hpp"
 #include "vm/staging.hpp"
 
 namespace smtlab::run {
 namespace {
-
-std::string utc_now(const char* format = "%Y-%m-%dT%H:%M:%SZ") {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
 
 nlohmann::json cell_entry(const plan::Cell& cell) {
   const auto& t = cell.topology;
