@@ -150,6 +150,16 @@ std::vector<int> keep_other_attempts(const Shard& shard, const std::string& id, 
   return used;
 }
 
+// The members of every shard's object `field`; a key two shards have keeps the first's.
+json union_of(const std::vector<Shard>& shards, const char* field) {
+  json out = json::object();
+  for (const auto& s : shards)
+    if (s.manifest.contains(field) && s.manifest[field].is_object())
+      for (const auto& [key, value] : s.manifest[field].items())
+        if (!out.contains(key)) out[key] = value;
+  return out;
+}
+
 }  // namespace
 
 MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out) {
@@ -215,12 +225,7 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
                            {"versions", s.manifest.value("versions", json())}});
   // Every kernel a shard used (a shard records only the kernels of its cells; where two shards
   // used one, check_same_artifacts made sure it is the same).
-  json kernels = json::object();
-  for (const auto& s : shards)
-    if (s.manifest.contains("kernels") && s.manifest["kernels"].is_object())
-      for (const auto& [name, k] : s.manifest["kernels"].items())
-        if (!kernels.contains(name)) kernels[name] = k;
-  if (!kernels.empty()) merged["kernels"] = std::move(kernels);
+  if (json kernels = union_of(shards, "kernels"); !kernels.empty()) merged["kernels"] = std::move(kernels);
 
   for (const auto& id : order) {
     std::vector<size_t> ran;
@@ -276,12 +281,7 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   merged["cells"] = std::move(cells);
   merged["merged_from"] = std::move(merged_from);
   // Shared boots (share_boot): every shard's groups; a key two shards used keeps the first's.
-  json groups = json::object();
-  for (const auto& s : shards)
-    if (s.manifest.contains("boot_groups") && s.manifest["boot_groups"].is_object())
-      for (const auto& [key, g] : s.manifest["boot_groups"].items())
-        if (!groups.contains(key)) groups[key] = g;
-  if (!groups.empty()) merged["boot_groups"] = std::move(groups);
+  if (json groups = union_of(shards, "boot_groups"); !groups.empty()) merged["boot_groups"] = std::move(groups);
   report.cells = order.size();
   write_file_atomic(out / "manifest.json", merged.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   return report;
