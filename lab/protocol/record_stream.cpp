@@ -138,6 +138,7 @@ const char* to_string(Problem::Kind k) {
     case Problem::Kind::unknown_type: return "unknown-type";
     case Problem::Kind::bad_field: return "bad-field";
     case Problem::Kind::after_end: return "after-end";
+    case Problem::Kind::cut: return "cut";
   }
   return "?";
 }

@@ -32,6 +32,7 @@ struct Problem {
     unknown_type,  // kept, reported
     bad_field,     // a known type with a missing or mistyped field: dropped
     after_end,     // a record after "end": kept, reported
+    cut,           // the stream went over its cap (vm/guest_output.hpp): the rest was not read
   };
   Kind kind;
   uint64_t line = 0;  // 0 for stream-level problems (missing)

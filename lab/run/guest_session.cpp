@@ -19,6 +19,7 @@
 #include "util/sha256.hpp"
 #include "vm/console.hpp"
 #include "vm/domain.hpp"
+#include "vm/guest_output.hpp"
 #include "vm/interrupt.hpp"
 #include "vm/pinning.hpp"
 #include "vm/staging.hpp"
@@ -54,32 +55,9 @@ std::string injected_faults(const nlohmann::json& hello) {
   return line;
 }
 
-// Reads what QEMU appended to a results channel file since the last call (bounded per call).
-class StreamTail {
- public:
-  explicit StreamTail(std::filesystem::path file) : file_(std::move(file)) {}
-  ~StreamTail() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  StreamTail(const StreamTail&) = delete;
-  StreamTail& operator=(const StreamTail&) = delete;
-  std::string read_new(size_t max_bytes = 8 << 20) {
-    if (fd_ < 0) fd_ = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) return {};
-    std::string out;
-    char buf[65536];
-    while (out.size() < max_bytes) {
-      ssize_t n = ::read(fd_, buf, sizeof buf);
-      if (n <= 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-
- private:
-  std::filesystem::path file_;
-  int fd_ = -1;
-};
+// What a pump reads of a results channel at most at a time (a chatty guest is read on at the
+// next poll; the last pump reads everything up to the channel's cap, in pieces of this size).
+constexpr size_t kPumpChunk = 8 << 20;
 
 vm::PinPolicy pin_policy(recipe::Pinning p) {
   switch (p) {
@@ -122,7 +100,7 @@ struct JobState {
 };
 
 struct VmState {
-  std::unique_ptr<StreamTail> tail;
+  std::unique_ptr<vm::CappedTail> tail;  // the results channel, read up to its cap
   std::unique_ptr<protocol::JobRouter> router;  // a shared boot's benchmark VM
   std::vector<JobState> jobs;
   protocol::RecordStream stream;
@@ -235,7 +213,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         spec.emulator_pin = pins.vms[k].emulator;
       }
       specs.push_back(spec);
-      state[k].tail = std::make_unique<StreamTail>(spec.results_channel);
+      state[k].tail = std::make_unique<vm::CappedTail>(spec.results_channel, vm::channel_cap().cap);
       state[k].benchmark = benchmark_vm;
       state[k].jobs.resize(static_cast<size_t>(n_jobs));
       if (shared && benchmark_vm) {
@@ -297,16 +275,9 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
   };
   // The job that was running when a guest froze or met a stray int3 (under TCG its cell runs again).
   std::optional<int> stalled_job;
-  auto pump = [&](int k, bool final) {
+  // What one read of VM k's channel held (`final`: the last read, after the guest is gone).
+  auto take = [&](int k, protocol::Parsed parsed, bool final) {
     auto& st = state[k];
-    std::string bytes = st.tail->read_new();
-    st.stream_bytes += bytes.size();
-    protocol::Parsed parsed = st.stream.feed(bytes);
-    if (final) {
-      auto tail = st.stream.finish();
-      parsed.records.insert(parsed.records.end(), tail.records.begin(), tail.records.end());
-      parsed.problems.insert(parsed.problems.end(), tail.problems.begin(), tail.problems.end());
-    }
     for (const auto& p : parsed.problems)
       if (st.problems.admit(p)) observer.on_problem(k, p);
     if (final)
@@ -379,6 +350,24 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       observer.on_record(k, job, r);
     }
   };
+  // Reads VM k's channel: what arrived since the last pump (at most kPumpChunk), or, the last
+  // time, everything up to the channel's cap; what the guest wrote beyond the cap is said once.
+  auto pump = [&](int k, bool final) {
+    auto& st = state[k];
+    auto feed = [&](std::string bytes) {
+      st.stream_bytes += bytes.size();
+      take(k, st.stream.feed(bytes), false);
+    };
+    if (!final) return feed(st.tail->read(kPumpChunk));
+    st.tail->read_all(kPumpChunk, feed);
+    take(k, st.stream.finish(), true);
+    // Said once, past the problem budget: a flood would have used it up.
+    if (const auto beyond = st.tail->bytes_beyond())
+      observer.on_problem(k, {protocol::Problem::Kind::cut, 0,
+                              "the guest wrote more than the " + vm::describe_size(vm::channel_cap().cap) +
+                                  " a results channel may hold: the " + std::to_string(beyond) +
+                                  " bytes after them were not read"});
+  };
 
   try {
     group.start(connection, specs);
@@ -425,6 +414,14 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       stalled_job = current_job();
     }
     fail(k, why);
+  };
+  // A guest that wrote more than its console or results channel may hold (util/limits.hpp) fails
+  // its cell and is stopped with the others, before it fills the host's disk.
+  auto check_output_caps = [&](int k) {
+    if (vm::bytes_over(specs[k].console_log, vm::console_cap()))
+      fail(k, vm::over_cap_error(k, vm::console_cap(), specs[k].console_log));
+    else if (vm::bytes_over(specs[k].results_channel, vm::channel_cap()))
+      fail(k, vm::over_cap_error(k, vm::channel_cap(), specs[k].results_channel));
   };
   while (outcome.error.empty() && group.size() == specs.size()) {
     if (vm::interrupted()) {
@@ -474,6 +471,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
     }
     if (seconds_since(last_console_check) >= 1.0 || !outcome.error.empty()) {
       last_console_check = Clock::now();
+      for (int k = 0; k < vms; ++k) check_output_caps(k);
       for (int k = 0; k < vms; ++k) {
         auto findings = console_findings(k);
         if (vm::is_fatal(findings)) fail_from_console(k, findings);
@@ -547,6 +545,13 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
     outcome.notes.push_back(std::string("teardown: ") + e.what());
   }
   for (int k = 0; k < vms; ++k) pump(k, true);
+  // A flood since the last check; then each file keeps its first cap bytes (QEMU may have written
+  // on until the guest was stopped).
+  for (int k = 0; k < vms; ++k) {
+    check_output_caps(k);
+    vm::cut_to_cap(specs[k].console_log, vm::console_cap());
+    vm::cut_to_cap(specs[k].results_channel, vm::channel_cap());
+  }
   // A panic may have been printed after the last check; warnings and stalls (a guest starved by
   // a loaded host) do not fail the cell but are noted with it: its measurements were disturbed.
   for (int k = 0; k < vms; ++k) {

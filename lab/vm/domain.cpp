@@ -112,15 +112,14 @@ bool domain_gone_in_libvirt(virDomainPtr dom) {
   return state == VIR_DOMAIN_SHUTOFF || state == VIR_DOMAIN_CRASHED;
 }
 
-// Console and results port of a domain started paused: open both streams, start copying, resume.
-constexpr std::uint64_t kConsoleCap = 64ull << 20;
-constexpr std::uint64_t kResultsCap = 1ull << 30;
 
 }  // namespace
 
+// Console and results port of a domain started paused: open both streams, start copying (each
+// capped: vm/guest_output.hpp), resume.
 void Domain::open_streams(Connection& connection, Impl& impl) {
   const auto& spec = impl.spec;
-  auto open_one = [&](const std::filesystem::path& file, const char* what, std::uint64_t cap, auto&& opener) {
+  auto open_one = [&](const std::filesystem::path& file, const char* what, OutputCap cap, auto&& opener) {
     if (file.empty()) return;
     virStreamPtr st = virStreamNew(connection.raw(), VIR_STREAM_NONBLOCK);
     if (!st) throw Error("cannot create a stream for the " + std::string(what) + " of " + spec.name + ": " + libvirt_error());
@@ -129,11 +128,11 @@ void Domain::open_streams(Connection& connection, Impl& impl) {
       virStreamFree(st);
       throw Error("cannot open the " + std::string(what) + " of " + spec.name + " on " + connection.info().uri + ": " + why);
     }
-    impl.pumps.push_back(std::make_unique<StreamPump>(st, file, cap, what));
+    impl.pumps.push_back(std::make_unique<StreamPump>(st, file, std::move(cap)));
   };
-  open_one(spec.console_log, "console", kConsoleCap,
+  open_one(spec.console_log, "console", console_cap(),
            [&](virStreamPtr st) { return virDomainOpenConsole(impl.dom, nullptr, st, VIR_DOMAIN_CONSOLE_FORCE); });
-  open_one(spec.results_channel, "results port", kResultsCap, [&](virStreamPtr st) {
+  open_one(spec.results_channel, "results port", channel_cap(), [&](virStreamPtr st) {
     return virDomainOpenChannel(impl.dom, kResultsPort, st, VIR_DOMAIN_CHANNEL_FORCE);
   });
   if (virDomainResume(impl.dom) < 0)

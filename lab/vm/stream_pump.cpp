@@ -11,14 +11,14 @@
 
 namespace smtlab::vm {
 
-StreamPump::StreamPump(virStreamPtr stream, std::filesystem::path file, std::uint64_t cap_bytes, std::string what)
-    : stream_(stream), file_(std::move(file)), cap_(cap_bytes), what_(std::move(what)) {
+StreamPump::StreamPump(virStreamPtr stream, std::filesystem::path file, OutputCap cap)
+    : stream_(stream), file_(std::move(file)), cap_(std::move(cap)) {
   fd_ = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd_ < 0) {
     virStreamAbort(stream_);
     virStreamFree(stream_);
     stream_ = nullptr;
-    throw Error("cannot write " + file_.string() + " (the " + what_ + " of a remote guest)");
+    throw Error("cannot write " + file_.string() + " (the " + cap_.what + " of a remote guest)");
   }
   thread_ = std::thread([this] { run(); });
 }
@@ -80,13 +80,12 @@ void StreamPump::run() {
     }
     received_ += static_cast<std::uint64_t>(n);
     if (cut) continue;
-    size_t take = static_cast<size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(n), cap_ - written));
+    size_t take = static_cast<size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(n), cap_.cap - written));
     write_all(buf.data(), take);
     written += take;
-    if (written >= cap_) {
+    if (written >= cap_.cap && take < static_cast<size_t>(n)) {  // over the cap, not just at it
       cut = true;
-      std::string note = "\n[smtlab: " + what_ + " cut at " + std::to_string(cap_ >> 20) +
-                         " MiB; the rest of the guest's output was dropped]\n";
+      const std::string note = cut_note(cap_);
       write_all(note.data(), note.size());
     }
   }

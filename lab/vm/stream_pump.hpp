@@ -1,8 +1,9 @@
 #pragma once
 // A libvirt stream (a remote guest's console or results port) copied into a local file by a
 // thread of its own, so that everything downstream reads files as it does for local guests.
-// Guest output is untrusted: the file is capped (a note line marks the cut, the rest is read
-// and dropped so the guest never blocks on a full pty).
+// Guest output is untrusted: the file is capped (vm/guest_output.hpp: cut_note() marks the cut,
+// the rest is read and dropped so the guest never blocks on a full pty; the session sees the file
+// over its cap and fails the cell, as for a local guest).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -10,6 +11,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "vm/guest_output.hpp"
 
 typedef struct _virStream* virStreamPtr;
 
@@ -19,7 +22,7 @@ class StreamPump {
  public:
   // Takes ownership of `stream` (created with VIR_STREAM_NONBLOCK and already opened on a
   // console or channel). Truncates `file` (mode 0600) and starts copying.
-  StreamPump(virStreamPtr stream, std::filesystem::path file, std::uint64_t cap_bytes, std::string what);
+  StreamPump(virStreamPtr stream, std::filesystem::path file, OutputCap cap);
   ~StreamPump();  // stop()
   StreamPump(const StreamPump&) = delete;
   StreamPump& operator=(const StreamPump&) = delete;
@@ -39,8 +42,7 @@ class StreamPump {
 
   virStreamPtr stream_ = nullptr;
   std::filesystem::path file_;
-  std::uint64_t cap_;
-  std::string what_;
+  OutputCap cap_;
   int fd_ = -1;
   std::atomic<bool> stop_{false}, finished_{false};
   std::atomic<std::uint64_t> received_{0};
