@@ -295,12 +295,34 @@ fs::path ResultsWriter::console_log(const std::string& id, int vm) const {
   return cell_dir(id) / ("console-vm" + std::to_string(vm) + ".log");
 }
 
-void ResultsWriter::append(const std::string& id, const char* file, const json& record) {
+namespace {
+
+std::string record_line(const std::string& id, const json& record) {
   if (!record.is_object()) throw Error("a record for cell '" + id + "' must be a JSON object");
-  std::string line = record.dump(-1, ' ', false, json::error_handler_t::replace);
+  return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+void ResultsWriter::append(const std::string& id, const char* file, const json& record) {
+  std::string line = record_line(id, record);
   std::lock_guard lock(*mutex_);
   cell_entry(id);  // unknown ids are an error, not a new directory
   append_line_durable(cell_dir(id) / file, line);
+}
+
+void RecordBatch::add(const std::string& id, const char* file, const json& record) {
+  lines_[{id, file}] += record_line(id, record) + "\n";
+}
+void RecordBatch::sample(const std::string& id, const json& record) { add(id, "samples.jsonl", record); }
+void RecordBatch::monitor(const std::string& id, const json& record) { add(id, "monitor.jsonl", record); }
+void RecordBatch::event(const std::string& id, const json& record) { add(id, "events.jsonl", record); }
+
+void ResultsWriter::append(RecordBatch& batch) {
+  std::lock_guard lock(*mutex_);
+  for (const auto& [key, lines] : batch.lines_) cell_entry(key.first);  // unknown ids: nothing written
+  for (const auto& [key, lines] : batch.lines_) append_lines_durable(cell_dir(key.first) / key.second, lines);
+  batch.lines_.clear();
 }
 
 void ResultsWriter::append_sample(const std::string& id, const json& record) { append(id, "samples.jsonl", record); }

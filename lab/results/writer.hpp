@@ -5,15 +5,33 @@
 // One process at a time: a writer holds an exclusive lock (flock) on DIR/lock for its whole life,
 // and a second writer of the same directory, in this or another process, is refused.
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "results/cell_id.hpp"
 
 namespace smtlab::results {
+
+// Records gathered for one ResultsWriter::append (a guest's records of one poll of its channel),
+// in order per file.
+class RecordBatch {
+ public:
+  // As ResultsWriter::append_sample, _monitor and _event (a record must be a JSON object).
+  void sample(const std::string& id, const nlohmann::json& record);
+  void monitor(const std::string& id, const nlohmann::json& record);
+  void event(const std::string& id, const nlohmann::json& record);
+  bool empty() const { return lines_.empty(); }
+
+ private:
+  friend class ResultsWriter;
+  void add(const std::string& id, const char* file, const nlohmann::json& record);
+  std::map<std::pair<std::string, std::string>, std::string> lines_;  // (cell, file) -> its lines
+};
 
 class ResultsWriter {
  public:
@@ -61,6 +79,10 @@ class ResultsWriter {
   void append_sample(const std::string& id, const nlohmann::json& record);
   void append_monitor(const std::string& id, const nlohmann::json& record);
   void append_event(const std::string& id, const nlohmann::json& record);
+  // Appends a batch's records, each file it touches with one write and one fdatasync (on disk when
+  // this returns, as for one record); empties the batch. Throws for an unknown cell id, writing
+  // nothing of the batch.
+  void append(RecordBatch& batch);
 
   // cells/<id>/ (created on first use).
   std::filesystem::path cell_dir(const std::string& id) const;

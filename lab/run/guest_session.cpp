@@ -349,6 +349,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       }
       observer.on_record(k, job, r);
     }
+    observer.flush();
   };
   // Reads VM k's channel: what arrived since the last pump (at most kPumpChunk), or, the last
   // time, everything up to the channel's cap; what the guest wrote beyond the cap is said once.
@@ -367,6 +368,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
                               "the guest wrote more than the " + vm::describe_size(vm::channel_cap().cap) +
                                   " a results channel may hold: the " + std::to_string(beyond) +
                                   " bytes after them were not read"});
+    observer.flush();
   };
 
   try {

@@ -29,6 +29,10 @@ class GuestObserver {
   // A noise VM's records go with the job its group's benchmark VM is running.
   virtual void on_record(int vm, int job, const protocol::Record& record) = 0;
   virtual void on_problem(int vm, const protocol::Problem& problem) = 0;
+  // After each read of a guest's channel (every poll while the guests run, and the last read):
+  // what on_record and on_problem got until now must be on disk when this returns. An observer
+  // may gather them until then (one fdatasync per file and poll, not one per record).
+  virtual void flush() {}
 };
 
 struct SessionConfig {

@@ -87,12 +87,16 @@ void write_file_atomic(const std::filesystem::path& file, const std::string& con
   }
 }
 
-void append_line_durable(const std::filesystem::path& file, const std::string& line) {
+void append_lines_durable(const std::filesystem::path& file, const std::string& lines) {
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw Error("cannot open " + file.string() + ": " + std::strerror(errno));
-  write_all(fd, line + "\n", file);
+  write_all(fd, lines, file);
   ::fdatasync(fd);
   ::close(fd);
+}
+
+void append_line_durable(const std::filesystem::path& file, const std::string& line) {
+  append_lines_durable(file, line + "\n");
 }
 
 }  // namespace smtlab

@@ -33,5 +33,8 @@ class ScopedDirectory {
 
 // Appends a line and flushes it to disk (results are never lost to a crash after this returns).
 void append_line_durable(const std::filesystem::path& file, const std::string& line);
+// The same for several lines at once (`lines`: each ends with '\n'): one open, write and
+// fdatasync for all of them.
+void append_lines_durable(const std::filesystem::path& file, const std::string& lines);
 
 }  // namespace smtlab

@@ -554,3 +554,35 @@ TEST_CASE("a new run's first manifest has invalid UTF-8 replaced too, as every l
   CHECK(r.manifest["host"]["cpu_model"] == "Vendor CPU \xef\xbf\xbd\xef\xbf\xbd @ 2.0GHz");
   fs::remove_all(dir);
 }
+
+TEST_CASE("a batch of records lands in each cell's files in order, and one with an unknown cell writes nothing") {
+  fs::path dir = temp_dir("batch");
+  auto w = ResultsWriter::create(dir, manifest());
+  RecordBatch batch;
+  batch.sample("c0", sample(1, 10.0));
+  batch.event("c0", {{"vm", 0}, {"type", "event"}, {"name", "iteration-start"}});
+  batch.sample("c0", sample(2, 11.0));
+  batch.monitor("c1", {{"vm", 0}, {"type", "monitor"}, {"monitor", "vmstat"}});
+  batch.sample("c1", sample(1, 5.0));
+  CHECK_FALSE(batch.empty());
+  w.append(batch);
+  CHECK(batch.empty());  // written: the next poll's batch starts empty
+  w.append(batch);       // an empty batch writes nothing
+  batch.sample("c0", sample(3, 12.0));
+  w.append(batch);
+  auto lines = [&](const std::string& cell, const char* file) {
+    return smtlab::read_file(dir / "cells" / cell / file);
+  };
+  CHECK(lines("c0", "samples.jsonl") == sample(1, 10.0).dump() + "\n" + sample(2, 11.0).dump() + "\n" +
+                                            sample(3, 12.0).dump() + "\n");
+  CHECK(lines("c0", "events.jsonl") == json({{"vm", 0}, {"type", "event"}, {"name", "iteration-start"}}).dump() + "\n");
+  CHECK(lines("c1", "monitor.jsonl") == json({{"vm", 0}, {"type", "monitor"}, {"monitor", "vmstat"}}).dump() + "\n");
+  CHECK(lines("c1", "samples.jsonl") == sample(1, 5.0).dump() + "\n");
+
+  batch.sample("c1", sample(2, 6.0));
+  batch.sample("nope", sample(1, 1.0));
+  CHECK_THROWS_AS(w.append(batch), smtlab::Error);
+  CHECK(lines("c1", "samples.jsonl") == sample(1, 5.0).dump() + "\n");
+  CHECK_FALSE(fs::exists(dir / "cells" / "nope"));
+  CHECK_THROWS_AS(batch.event("c0", json::array()), smtlab::Error);  // a record is an object
+}
