@@ -367,7 +367,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       observer.on_problem(k, {protocol::Problem::Kind::cut, 0,
                               "the guest wrote more than the " + vm::describe_size(vm::channel_cap().cap) +
                                   " a results channel may hold: the " + std::to_string(beyond) +
-                                  " bytes after them were not read"});
+                                  " bytes its file holds after them were not read"});
     observer.flush();
   };
 
