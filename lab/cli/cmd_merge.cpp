@@ -17,10 +17,24 @@ void add_merge_command(CLI::App& app) {
     auto report = results::merge_results(paths, *out);
     for (const auto& o : report.overlapping) std::cerr << "smtlab: overlap: " << o << "\n";
     for (const auto& m : report.missing) std::cerr << "smtlab: missing cell (no shard ran it): " << m << "\n";
+    for (const auto& d : report.duplicate_shards) std::cerr << "smtlab: overlap: " << d << "\n";
+    size_t absent_cells = 0;
+    for (const auto& s : report.missing_shards) {
+      std::string cells;
+      for (const auto& id : s.cells) cells += (cells.empty() ? "" : ", ") + id;
+      std::cerr << "smtlab: missing shard " << s.index << "/" << s.count << " (no directory holds it): its "
+                << s.cells.size() << " cell(s) " << cells << "\n"
+                << "smtlab: run it, then merge again with its directory: " << s.command << "\n";
+      absent_cells += s.cells.size();
+    }
     for (const auto& n : report.notes) std::cerr << "smtlab: note: " << n << "\n";
     std::cout << "merged " << paths.size() << " shard(s) into " << *out << ": " << report.cells << " cells, "
-              << report.missing.size() << " missing, " << report.overlapping.size() << " overlapping\n";
-    if (!report.missing.empty()) exit_status() = kCellsFailed;
+              << report.missing.size() << " missing, " << report.overlapping.size() << " overlapping";
+    if (!report.missing_shards.empty())
+      std::cout << ", " << report.missing_shards.size() << " shard(s) absent (" << absent_cells << " cells not in "
+                << *out << ")";
+    std::cout << "\n";
+    if (!report.missing.empty() || !report.missing_shards.empty()) exit_status() = kCellsFailed;
   });
 }
 

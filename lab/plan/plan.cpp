@@ -126,6 +126,9 @@ Plan make_plan(const Recipe& r, const PlanOptions& options) {
     if (f.keeps(c)) kept.push_back(std::move(c));
   if (kept.empty()) throw Error("the filters together select no cell", "each filter matches some cells, but not the same ones");
 
+  plan.shard_index = options.shard_index;
+  plan.shard_count = options.shard_count;
+  for (const auto& c : kept) plan.every_shard_ids.push_back(c.id);
   for (size_t i = 0; i < kept.size(); ++i)
     if (static_cast<int>(i % static_cast<size_t>(options.shard_count)) == options.shard_index)
       plan.cells.push_back(std::move(kept[i]));

@@ -25,6 +25,10 @@ struct Plan {
   std::vector<Cell> cells;
   bool share_boot = false;  // the recipe's share_boot: cells of one boot group run in one boot
   bool parallel = false;    // the recipe's parallel: boot groups may overlap (plan/schedule.hpp)
+  // The share of the plan `cells` are (PlanOptions): shard shard_index (0-based) of shard_count,
+  // and the ids of every shard's cells (the plan after its filters, before sharding), in order.
+  int shard_index = 0, shard_count = 1;
+  std::vector<std::string> every_shard_ids;
 };
 
 // The key of a cell's boot group: everything but the benchmark (kernel, variant, topology).
@@ -73,6 +77,13 @@ nlohmann::json plan_to_json(const Plan& plan);
 // For a CI fan-out: {"include": [{"shard": "1/4"}, ...]} with min(shards, cells) entries (1-based
 // "k/n", the form of `smtlab run --shard`). Throws smtlab::Error when shards < 1.
 nlohmann::json github_matrix(const Plan& plan, int shards);
+
+// What a results manifest records of a sharded plan (docs/results-schema.md, "shard"), for merge
+// to tell which shards are absent and how to run them: {"index": k (1-based, as --shard k/n),
+// "count": n, "method": "position-mod-count" (shard k holds the cells at the positions p of
+// "plan_cells" with p mod n = k - 1), "plan_cells": every_shard_ids, "filters": options.filters,
+// "iterations": options.iterations (0: the benchmarks' own)}. Null when the plan is not sharded.
+nlohmann::json shard_record(const Plan& plan, const PlanOptions& options);
 
 // A benchmark's parameters in a short form: "jobs=2,4 warmup synthetic:8 target=all".
 std::string describe_params(const recipe::Benchmark& benchmark);

@@ -145,4 +145,14 @@ json github_matrix(const Plan& plan, int shards) {
   return json{{"include", include}};
 }
 
+json shard_record(const Plan& plan, const PlanOptions& options) {
+  if (plan.shard_count <= 1) return nullptr;
+  return json{{"index", plan.shard_index + 1},
+              {"count", plan.shard_count},
+              {"method", "position-mod-count"},
+              {"plan_cells", plan.every_shard_ids},
+              {"filters", options.filters},
+              {"iterations", options.iterations}};
+}
+
 }  // namespace smtlab::plan

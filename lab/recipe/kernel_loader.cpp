@@ -5,6 +5,7 @@
 #include "recipe/recipe_loader.hpp"
 #include "recipe/spec_parsers.hpp"
 #include "util/files.hpp"
+#include "util/utf8.hpp"
 
 namespace smtlab::recipe {
 
@@ -48,6 +49,22 @@ std::string shown(const YamlFile& file, const std::string& written, const char* 
   return file.display_of(written).string();
 }
 
+// A patch's name goes into its cell's definition (hence the cell's id) and the results as text, so
+// a name that did not come from the (UTF-8) YAML text, a patch directory's entry or a series file's
+// line, must be UTF-8. "" when `name` is, else the first byte that is not, "byte 0xe9", at `*at`.
+std::string non_utf8_byte(const std::string& name, size_t* at = nullptr) {
+  const size_t bad = utf8_invalid_at(name);
+  if (bad == std::string::npos) return {};
+  if (at) *at = bad;
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(name[bad]));
+  return std::string("byte ") + byte;
+}
+
+const char* const kRenameHint =
+    "rename the file to a UTF-8 name (e.g. convmv -f latin1 -t utf-8 --notest FILE): its name goes into the cell's "
+    "definition and the results as text";
+
 // A patch by its name: git format-patch writes *.patch, diff -u users *.diff; patch -p1 takes both.
 bool is_patch_file(const fs::path& p) { return p.extension() == ".patch" || p.extension() == ".diff"; }
 
@@ -75,6 +92,11 @@ std::vector<fs::path> patch_list(const Entry& e, const YamlFile& file) {
     for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec))
       if (it->is_regular_file(ec) && is_patch_file(it->path())) out.push_back(it->path().lexically_normal());
     if (ec) e.fail("cannot list the patch directory '" + show + "': " + ec.message());
+    for (const auto& patch : out)
+      if (auto byte = non_utf8_byte(patch.filename().string()); !byte.empty())
+        e.fail("patch '" + utf8_clean(patch.filename().string()) + "' in the patch directory '" + show +
+                   "' has a name that is not UTF-8 (" + byte + ")",
+               kRenameHint);
     std::sort(out.begin(), out.end());  // an empty queue is allowed: the directory exists, no patch in it yet
     return out;
   }
@@ -86,13 +108,19 @@ std::vector<fs::path> patch_list(const Entry& e, const YamlFile& file) {
   // A quilt-style series file: one patch per line, '#' comments, relative to the series file.
   std::ifstream in(p);
   std::string line;
-  while (std::getline(in, line)) {
+  for (int number = 1; std::getline(in, line); ++number) {
     auto hash = line.find('#');
     if (hash != std::string::npos) line.erase(hash);
-    line.erase(0, line.find_first_not_of(" \t\r"));
+    const size_t start = std::min(line.size(), line.find_first_not_of(" \t\r"));
+    line.erase(0, start);
     auto sp = line.find_first_of(" \t\r");
     if (sp != std::string::npos) line.erase(sp);
     if (line.empty()) continue;
+    size_t bad = 0;
+    if (auto byte = non_utf8_byte(line, &bad); !byte.empty())
+      throw RecipeError({show, number, static_cast<int>(start + bad) + 1},
+                        "patch name '" + utf8_clean(line) + "' is not UTF-8 (" + byte + " here)",
+                        std::string(kRenameHint) + ", and write that name here");
     fs::path patch = (p.parent_path() / line).lexically_normal();
     if (auto why = path_problem(patch, PathKind::file); !why.empty())
       e.fail("patch '" + line + "' listed in series file '" + show + "' " + why, "patch names in a series file are relative to it");

@@ -19,16 +19,6 @@ namespace smtlab::recipe::detail {
 
 namespace fs = std::filesystem;
 
-// The offset of the first byte that is not part of well-formed UTF-8, or npos.
-static size_t invalid_utf8_at(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = utf8_sequence_length(s.substr(i));
-    if (n == 0) return i;
-    i += n;
-  }
-  return std::string_view::npos;
-}
-
 namespace {
 
 // Where each YAML document of a stream starts (its '---', or its first token).
@@ -72,7 +62,7 @@ YamlFile YamlFile::load(const fs::path& file, const fs::path& display) {
   }
   // yaml-cpp passes bytes through; they would end up in JSON (the manifest keeps the recipe's text),
   // which refuses them much later. Columns count bytes, as yaml-cpp's do.
-  if (size_t bad = invalid_utf8_at(f.text_); bad != std::string_view::npos) {
+  if (size_t bad = utf8_invalid_at(f.text_); bad != std::string_view::npos) {
     const size_t line_start = f.text_.rfind('\n', bad) == std::string::npos ? 0 : f.text_.rfind('\n', bad) + 1;
     const int line = 1 + static_cast<int>(std::count(f.text_.begin(), f.text_.begin() + static_cast<long>(bad), '\n'));
     char byte[8];

@@ -4,12 +4,14 @@
 #include <cctype>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "results/cell_id.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/process.hpp"
 
 namespace smtlab::results {
 
@@ -160,6 +162,121 @@ json union_of(const std::vector<Shard>& shards, const char* field) {
   return out;
 }
 
+// What a directory's manifest says of the shards it holds: "shard" with "index" (a `run --shard`)
+// or "indices" (a merge of shards), both 1-based, of "count". `split` is what shards of one run
+// share: the plan they split (its cells, --cells and --iterations; the method is position mod count).
+struct ShardClaim {
+  size_t shard = 0;  // index into the merged directories
+  std::vector<int> indices;
+  int count = 0;
+  json split;
+};
+
+// nullopt when the manifest records no shard, or one this smtlab cannot read (said in `notes`:
+// the directory is then merged as an unsharded run).
+std::optional<ShardClaim> shard_claim(const Shard& shard, size_t i, std::vector<std::string>& notes) {
+  const json& m = shard.manifest;
+  if (!m.contains("shard")) return std::nullopt;
+  const json& s = m["shard"];
+  ShardClaim c;
+  c.shard = i;
+  const json indices = !s.is_object() ? json() : s.contains("indices") ? s["indices"] : json::array({s.value("index", json())});
+  const json cells = s.is_object() ? s.value("plan_cells", json()) : json();
+  bool ok = s.is_object() && s.value("method", json()) == "position-mod-count" && s.contains("count") &&
+            s["count"].is_number_integer() && s["count"].get<int>() >= 1 && indices.is_array() && cells.is_array() &&
+            std::all_of(cells.begin(), cells.end(), [](const json& id) { return id.is_string(); });
+  if (ok) c.count = s["count"].get<int>();
+  for (const auto& k : ok ? indices : json::array()) {
+    ok = ok && k.is_number_integer() && k.get<int>() >= 1 && k.get<int>() <= c.count;
+    if (ok) c.indices.push_back(k.get<int>());
+  }
+  if (!ok) {
+    notes.push_back(shard.dir.string() + "'s manifest records a shard this smtlab cannot read (its \"shard\"): "
+                    "merged as an unsharded run, so a shard of its run that is absent cannot be told");
+    return std::nullopt;
+  }
+  c.split = {{"plan_cells", cells}, {"filters", s.value("filters", json())}, {"iterations", s.value("iterations", json())}};
+  return c;
+}
+
+// "K/N"
+std::string shard_name(int k, int n) { return std::to_string(k) + "/" + std::to_string(n); }
+
+// A directory for shard k of n: where shard i's directory is named "<prefix><i>" (results/shard-1),
+// "<prefix><k>" beside it; else "shard-<k>-of-<n>" beside the first shard's.
+fs::path directory_for(const std::vector<Shard>& shards, const std::vector<ShardClaim>& claims, int k, int n) {
+  auto dir_of = [&](const ShardClaim& c) {
+    fs::path d = shards[c.shard].dir.lexically_normal();
+    return d.has_filename() ? d : d.parent_path();
+  };
+  for (const auto& c : claims) {
+    if (c.indices.size() != 1) continue;
+    const fs::path d = dir_of(c);
+    const std::string name = d.filename().string(), number = std::to_string(c.indices[0]);
+    const size_t cut = name.size() - std::min(name.size(), number.size());
+    if (name.size() > number.size() && name.compare(cut, std::string::npos, number) == 0 &&
+        !std::isdigit(static_cast<unsigned char>(name[cut - 1]))) {
+      fs::path candidate = d.parent_path() / (name.substr(0, cut) + std::to_string(k));
+      if (!fs::exists(candidate)) return candidate;
+    }
+  }
+  return dir_of(claims[0]).parent_path() / ("shard-" + std::to_string(k) + "-of-" + std::to_string(n));
+}
+
+// The shards of the directories' split: those no directory holds (with their cells that no
+// directory ran, `ran`, and the command that runs them) and those several hold go to `report`.
+// Returns the merged manifest's "shard" (the first's, with "indices" the shards it holds), null
+// when no directory holds a shard or they split different plans.
+json check_shards(const std::vector<Shard>& shards, const std::set<std::string>& ran, MergeReport& report) {
+  std::vector<ShardClaim> claims;
+  for (size_t i = 0; i < shards.size(); ++i)
+    if (auto c = shard_claim(shards[i], i, report.notes)) claims.push_back(std::move(*c));
+  if (claims.empty()) return nullptr;
+  const ShardClaim& first = claims[0];
+  const int n = first.count;
+  std::map<int, std::vector<size_t>> holders;  // shard index -> the directories that hold it
+  for (const auto& c : claims) {
+    if (c.count != n || c.split != first.split) {
+      report.notes.push_back(shards[c.shard].dir.string() + " holds a shard of another split than " +
+                             shards[first.shard].dir.string() + " (another N, --cells or --iterations, or a plan " +
+                             "whose cells changed): which shards are absent cannot be told");
+      return nullptr;
+    }
+    for (int k : c.indices) holders[k].push_back(c.shard);
+  }
+  for (const auto& [k, dirs] : holders) {
+    if (dirs.size() < 2) continue;
+    std::string where;
+    for (size_t d : dirs) where += (where.empty() ? "" : " and in ") + shards[d].dir.string();
+    report.duplicate_shards.push_back("shard " + shard_name(k, n) + " is in " + where);
+  }
+  const json recipe = shards[first.shard].manifest.value("recipe", json::object());
+  const std::string recipe_file =
+      recipe.is_object() && recipe.contains("file") && recipe["file"].is_string() ? recipe["file"].get<std::string>() : "RECIPE";
+  const json& plan_cells = first.split["plan_cells"];
+  for (int k = 1; k <= n; ++k) {
+    if (holders.count(k)) continue;
+    MissingShard missing{k, n, {}, {}};
+    for (size_t p = static_cast<size_t>(k - 1); p < plan_cells.size(); p += static_cast<size_t>(n))
+      if (!ran.count(plan_cells[p].get<std::string>())) missing.cells.push_back(plan_cells[p].get<std::string>());
+    if (missing.cells.empty()) continue;  // another directory ran its cells
+    std::vector<std::string> argv = {"smtlab", "run", recipe_file};
+    if (first.split["filters"].is_array())
+      for (const auto& f : first.split["filters"])
+        if (f.is_string()) argv.insert(argv.end(), {"--cells", f.get<std::string>()});
+    if (first.split["iterations"].is_number_integer() && first.split["iterations"].get<int>() > 0)
+      argv.insert(argv.end(), {"--iterations", std::to_string(first.split["iterations"].get<int>())});
+    argv.insert(argv.end(), {"--shard", shard_name(k, n), "-o", directory_for(shards, claims, k, n).string()});
+    missing.command = shell_quote(argv);
+    report.missing_shards.push_back(std::move(missing));
+  }
+  json merged = shards[first.shard].manifest.at("shard");
+  merged.erase("index");
+  merged["indices"] = json::array();
+  for (const auto& held : holders) merged["indices"].push_back(held.first);
+  return merged;
+}
+
 }  // namespace
 
 MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out) {
@@ -227,12 +344,14 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   // used one, check_same_artifacts made sure it is the same).
   if (json kernels = union_of(shards, "kernels"); !kernels.empty()) merged["kernels"] = std::move(kernels);
 
+  std::set<std::string> ran_ids;  // the cells some directory ran
   for (const auto& id : order) {
     std::vector<size_t> ran;
     for (size_t i = 0; i < shards.size(); ++i)
       for (const auto& c : shards[i].manifest["cells"])
         if (c.is_object() && c.value("id", "") == id && c.value("status", "pending") != "pending") ran.push_back(i);
     json entry = base_entry[id];
+    if (!ran.empty()) ran_ids.insert(id);
     if (ran.empty()) {
       report.missing.push_back(id);
       entry["status"] = "pending";
@@ -282,6 +401,8 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   merged["merged_from"] = std::move(merged_from);
   // Shared boots (share_boot): every shard's groups; a key two shards used keeps the first's.
   if (json groups = union_of(shards, "boot_groups"); !groups.empty()) merged["boot_groups"] = std::move(groups);
+  if (json shard = check_shards(shards, ran_ids, report); !shard.is_null()) merged["shard"] = std::move(shard);
+  else merged.erase("shard");
   report.cells = order.size();
   write_file_atomic(out / "manifest.json", merged.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   return report;

@@ -7,11 +7,22 @@
 
 namespace smtlab::results {
 
+// A shard of a sharded run (`smtlab run --shard K/N`) that none of the merged directories holds.
+struct MissingShard {
+  int index = 0, count = 0;        // K and N of --shard K/N
+  std::vector<std::string> cells;  // the cells it holds that no directory ran, in plan order
+  std::string command;             // `smtlab run RECIPE ... --shard K/N -o DIR`, to paste into a shell
+};
+
 struct MergeReport {
   // "<cell id> (in A and B; used A; B's kept in OUT/attempts/<id>/2/)": run in several shards
   std::vector<std::string> overlapping;
   std::vector<std::string> missing;      // cell ids of the manifest that no shard ran
   std::vector<std::string> notes;        // e.g. shards from different hosts
+  // Sharded runs (their manifests' "shard"): the shards of N no directory holds, and "shard K/N is
+  // in A and in B" for a shard that several directories hold (their cells are overlaps too).
+  std::vector<MissingShard> missing_shards;
+  std::vector<std::string> duplicate_shards;
   size_t cells = 0;                      // cells in the merged manifest
 };
 
@@ -23,6 +34,11 @@ struct MergeReport {
 // what the others measured of the cell is kept as earlier attempts (attempts/<id>/<n>/ and the
 // entry's "attempts", each with its "shard", as `run --retry-failed` keeps them). The merged
 // manifest records "merged_from" (each shard's host, accel and versions) and every shard's kernels.
+// Directories of `run --shard K/N` record which shard they hold; when all of them split one plan
+// (the same N, --cells and --iterations), the shards of N that no directory holds are reported
+// with their cells (those no directory ran) and the command that runs them, and the merged
+// manifest's "shard" lists the shards it holds ("indices"). Directories without it (older runs,
+// `--cells` shares) are merged as before.
 MergeReport merge_results(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out);
 
 }  // namespace smtlab::results

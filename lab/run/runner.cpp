@@ -225,6 +225,8 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
   if (!writer) {
     nlohmann::json manifest = run_info;
     manifest["started"] = utc_now();
+    // A shard says which one it is, so that merge can tell an absent shard (and how to run it).
+    if (auto shard = plan::shard_record(plan, options.plan); !shard.is_null()) manifest["shard"] = std::move(shard);
     manifest["cells"] = nlohmann::json::array();
     for (const auto& cell : plan.cells) manifest["cells"].push_back(cell_entry(cell));
     writer.emplace(results::ResultsWriter::create(summary.dir, manifest));

@@ -30,6 +30,15 @@ size_t utf8_sequence_length(std::string_view s) {
   return n;
 }
 
+size_t utf8_invalid_at(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence_length(s.substr(i, 4));
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 std::string utf8_clean(std::string_view bytes, size_t max_bytes) {
   std::string out;
   out.reserve(std::min(bytes.size(), max_bytes));

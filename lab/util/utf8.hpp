@@ -12,6 +12,10 @@ namespace smtlab {
 // code point above U+10FFFF (RFC 3629, Unicode table 3-7). 0 for an empty `s`.
 size_t utf8_sequence_length(std::string_view s);
 
+// The offset of the first byte of `s` that is not part of a well-formed sequence, or npos when
+// all of `s` is UTF-8.
+size_t utf8_invalid_at(std::string_view s);
+
 // `bytes` as valid UTF-8 of at most `max_bytes` bytes: every byte that is not part of a
 // well-formed sequence becomes '?', and a cut falls between two characters, never inside one.
 // Bounded: reads no more than max_bytes + 3 bytes of the input.

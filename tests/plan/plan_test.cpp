@@ -277,6 +277,30 @@ TEST_CASE("shards cover every cell exactly once") {
   CHECK_THROWS_AS(github_matrix(all, 0), Error);
 }
 
+TEST_CASE("a shard's record names it and every shard's cells, for merge to tell an absent one") {
+  Recipe r = load_recipe(kGood / "everything.yaml");
+  PlanOptions o;
+  o.filters = {"benchmark=" + make_plan(r).cells[0].benchmark.name};
+  o.iterations = 2;
+  const Plan filtered = make_plan(r, o);
+  REQUIRE(filtered.cells.size() >= 3);
+  CHECK(shard_record(filtered, o).is_null());  // not sharded: nothing to record
+  o.shard_index = 1;
+  o.shard_count = 3;
+  const Plan s = make_plan(r, o);
+  const nlohmann::json rec = shard_record(s, o);
+  CHECK(rec["index"] == 2);  // 1-based, as --shard 2/3
+  CHECK(rec["count"] == 3);
+  CHECK(rec["method"] == "position-mod-count");
+  CHECK(rec["plan_cells"].get<std::vector<std::string>>() == ids(filtered));  // the filtered plan, before sharding
+  CHECK(rec["filters"] == nlohmann::json(o.filters));
+  CHECK(rec["iterations"] == 2);
+  // The method as written: shard k holds the positions p of plan_cells with p mod n = k - 1.
+  std::vector<std::string> mine;
+  for (size_t p = 1; p < filtered.cells.size(); p += 3) mine.push_back(filtered.cells[p].id);
+  CHECK(ids(s) == mine);
+}
+
 TEST_CASE("filters select cells by id prefix or by name, and reject what matches nothing") {
   Recipe r = load_recipe(kSource / "recipes/smoke.yaml");
   Plan all = make_plan(r);

@@ -465,6 +465,39 @@ TEST_CASE("bytes that are not UTF-8 are a located error, in values, comments and
   CHECK(error_of(r) == (tmp.path / "img.yaml").string() + ":2:14: error: the file is not valid UTF-8: byte 0xff here");
 }
 
+TEST_CASE("a patch whose file name is not UTF-8 is a located error saying to rename it") {
+  // Its name goes into the cell's definition, hashed for the id and written into the results as
+  // text: `smtlab plan` died in the JSON of the definition (type_error.316) before this check.
+  TempDir tmp;
+  tmp.write("patches/q/0001-ok.patch", "a\n");
+  tmp.write("patches/q/p\xe9.diff", "x\n");  // Latin-1 e-acute
+  const std::string head = "kernels: {k: {source: source, tree: debian:linux-source-6.12, patches: ";
+  auto r = tmp.write("r.yaml", head + "q}}\nimage: {name: i}\n" + kMinimalTail);
+  const std::string file = r.string();
+  CHECK(error_of(r) == file + ":1:72: error: patch 'p?.diff' in the patch directory '" + (tmp.path / "patches/q").string() +
+                           "' has a name that is not UTF-8 (byte 0xe9)");
+  try {
+    load_recipe(r);
+  } catch (const RecipeError& e) {
+    CHECK(e.hint().rfind("rename the file to a UTF-8 name", 0) == 0);
+  }
+  // In a series file: located at the byte, in the series file.
+  tmp.write("patches/series", "# queue\n0001-ok.patch\n  p\xe9.diff  # Latin-1\n");
+  fs::copy(tmp.path / "patches/q/0001-ok.patch", tmp.path / "patches/0001-ok.patch");
+  fs::copy(tmp.path / "patches/q/p\xe9.diff", tmp.path / "patches/p\xe9.diff");
+  tmp.write("r.yaml", head + "series}}\nimage: {name: i}\n" + kMinimalTail);
+  CHECK(error_of(r) == (tmp.path / "patches/series").string() +
+                           ":3:4: error: patch name 'p?.diff' is not UTF-8 (byte 0xe9 here)");
+  // Renamed to UTF-8, both load.
+  fs::rename(tmp.path / "patches/q/p\xe9.diff", tmp.path / "patches/q/p\xc3\xa9.diff");
+  tmp.write("r.yaml", head + "q}}\nimage: {name: i}\n" + kMinimalTail);
+  CHECK(load_recipe(r).kernels.at("k").patches.back().filename() == "p\xc3\xa9.diff");
+  tmp.write("patches/series", "0001-ok.patch\np\xc3\xa9.diff\n");
+  fs::rename(tmp.path / "patches/p\xe9.diff", tmp.path / "patches/p\xc3\xa9.diff");
+  tmp.write("r.yaml", head + "series}}\nimage: {name: i}\n" + kMinimalTail);
+  CHECK(load_recipe(r).kernels.at("k").patches.size() == 2);
+}
+
 TEST_CASE("a name taken from the file name is checked like a written one") {
   TempDir tmp;
   const std::string body =

@@ -586,3 +586,86 @@ TEST_CASE("a batch of records lands in each cell's files in order, and one with 
   CHECK_FALSE(fs::exists(dir / "cells" / "nope"));
   CHECK_THROWS_AS(batch.event("c0", json::array()), smtlab::Error);  // a record is an object
 }
+
+namespace {
+
+// A results directory of shard k of n of a plan of the cells `plan` (as `run --cells variant=base
+// --iterations 2 --shard k/n` writes it), every cell of the shard ok.
+fs::path shard_dir(const fs::path& dir, int k, int n, const std::vector<std::string>& plan) {
+  json m = manifest();
+  m["recipe"]["file"] = "/src/recipes/my recipe.yaml";
+  m["cells"] = json::array();
+  for (size_t p = static_cast<size_t>(k - 1); p < plan.size(); p += static_cast<size_t>(n))
+    m["cells"].push_back({{"id", plan[p]}, {"index", p}, {"variant", "base"}, {"kernel", "k"}, {"topology", "t" + plan[p]},
+                          {"benchmark", "kernbench"}, {"kind", "kernbench"}, {"vms", 1}});
+  m["shard"] = {{"index", k}, {"count", n}, {"method", "position-mod-count"}, {"plan_cells", plan},
+                {"filters", {"variant=base"}}, {"iterations", 2}};
+  auto w = ResultsWriter::create(dir, m);
+  for (const auto& c : m["cells"]) w.set_cell_status(c["id"], "ok");
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("merge names a shard no directory holds, with its cells and the command that runs it") {
+  const std::vector<std::string> plan = {"c0", "c1", "c2", "c3", "c4", "c5", "c6"};
+  const fs::path root = smtlab::test::scratch_dir("shards");
+  const fs::path s1 = shard_dir(root / "shard-1", 1, 3, plan), s3 = shard_dir(root / "shard-3", 3, 3, plan);
+
+  MergeReport rep = merge_results({s1, s3}, root / "all");
+  CHECK(rep.missing.empty());  // no directory lists shard 2's cells: only the shard record tells
+  REQUIRE(rep.missing_shards.size() == 1);
+  CHECK(rep.missing_shards[0].index == 2);
+  CHECK(rep.missing_shards[0].count == 3);
+  CHECK(rep.missing_shards[0].cells == std::vector<std::string>{"c1", "c4"});
+  CHECK(rep.missing_shards[0].command == "smtlab run '/src/recipes/my recipe.yaml' --cells variant=base --iterations 2 "
+                                         "--shard 2/3 -o " + (root / "shard-2").string());
+  CHECK(rep.duplicate_shards.empty());
+  // The merged directory says which shards it holds, so that merging it with the absent one completes it.
+  json merged = load_results(root / "all").manifest;
+  CHECK(merged["shard"]["indices"] == json::array({1, 3}));
+  CHECK_FALSE(merged["shard"].contains("index"));
+  const fs::path s2 = shard_dir(root / "shard-2", 2, 3, plan);
+  rep = merge_results({root / "all", s2}, root / "complete");
+  CHECK(rep.missing_shards.empty());
+  CHECK(rep.missing.empty());
+  CHECK(rep.cells == plan.size());
+  CHECK(load_results(root / "complete").manifest["shard"]["indices"] == json::array({1, 2, 3}));
+
+  // Two directories that claim one shard are named; the absent shard is still reported.
+  const fs::path again = shard_dir(root / "rerun", 1, 3, plan);
+  rep = merge_results({s1, again, s3}, root / "twice");
+  REQUIRE(rep.duplicate_shards.size() == 1);
+  CHECK(rep.duplicate_shards[0] == "shard 1/3 is in " + s1.string() + " and in " + again.string());
+  CHECK(rep.overlapping.size() == 3);  // c0, c3, c6: its cells are overlaps too
+  REQUIRE(rep.missing_shards.size() == 1);
+  CHECK(rep.missing_shards[0].index == 2);
+  // A directory that exists is never suggested (shard-2 holds a run now): the new one goes beside the first.
+  CHECK(rep.missing_shards[0].command.substr(rep.missing_shards[0].command.rfind(" -o ")) ==
+        " -o " + (root / "shard-2-of-3").string());
+
+  // A shard whose cells another directory ran (an unsharded run of them) is not absent.
+  json whole = manifest();
+  whole["cells"] = json::array();
+  for (const std::string id : {"c1", "c4"}) whole["cells"].push_back({{"id", id}, {"variant", "base"}});
+  {
+    auto w = ResultsWriter::create(root / "unsharded", whole);
+    w.set_cell_status("c1", "ok");
+    w.set_cell_status("c4", "failed", {{"error", "x"}});
+  }
+  rep = merge_results({s1, s3, root / "unsharded"}, root / "covered");
+  CHECK(rep.missing_shards.empty());
+
+  // Shards of different splits (another N): which are absent cannot be told, and that is said.
+  const fs::path half = shard_dir(root / "half-1", 1, 2, plan);
+  rep = merge_results({s1, half}, root / "mixed");
+  CHECK(rep.missing_shards.empty());
+  REQUIRE_FALSE(rep.notes.empty());
+  CHECK(rep.notes.back().find("another split") != std::string::npos);
+  CHECK_FALSE(load_results(root / "mixed").manifest.contains("shard"));
+
+  // Directories without a shard record (older runs, --cells shares) merge as before.
+  rep = merge_results({root / "unsharded"}, root / "old");
+  CHECK(rep.missing_shards.empty());
+  CHECK(rep.duplicate_shards.empty());
+}
