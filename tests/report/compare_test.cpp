@@ -196,8 +196,9 @@ TEST_CASE("hackbench rows are time-G in group order, and unknown kinds show ever
   std::vector<fixtures::CellSpec> specs(2);
   specs[0].variant = "a";
   specs[1].variant = "b";
-  for (auto& s : specs) s.topology = "T", s.benchmark = "hb", s.kind = "hackbench";
+  for (auto& s : specs) s.topology = "T", s.benchmark = "hb", s.kind = "hackbench", s.iterations = 3;
   fixtures::CellSpec other;
+  other.iterations = 2;
   other.variant = "a";
   other.topology = "T";
   other.benchmark = "custom";
@@ -240,7 +241,7 @@ TEST_CASE("command benchmarks show elapsed-s, user-s and sys-s only with all met
   std::vector<fixtures::CellSpec> specs(2);
   specs[0].variant = "a";
   specs[1].variant = "b";
-  for (auto& s : specs) s.topology = "T", s.benchmark = "build", s.kind = "command";
+  for (auto& s : specs) s.topology = "T", s.benchmark = "build", s.kind = "command", s.iterations = 3;
   auto dir = fixtures::temp_dir("command");
   {
     auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
@@ -273,7 +274,7 @@ TEST_CASE("a cell's disturbances are read defensively: strings only, first lines
   std::vector<fixtures::CellSpec> specs(2);
   specs[0].variant = "a";
   specs[1].variant = "b";
-  for (auto& s : specs) s.topology = "T";
+  for (auto& s : specs) s.topology = "T", s.iterations = 3;
   auto dir = fixtures::temp_dir("disturbed");
   {
     auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
@@ -306,7 +307,8 @@ TEST_CASE("edge cases: one iteration, a zero rate, long names, a baseline some b
   const std::string longname = "core-sched-stall-fix-v2";  // wider than the 12-column Duration table
   std::vector<fixtures::CellSpec> specs(5);
   specs[0].variant = "a", specs[1].variant = "b", specs[2].variant = longname;
-  for (auto& s : specs) s.topology = "HT", s.bench_s = 10, s.wall_s = 12;
+  for (auto& s : specs) s.topology = "HT", s.bench_s = 10, s.wall_s = 12, s.iterations = 3;
+  specs[1].iterations = 1;
   specs[3].variant = "a", specs[4].variant = longname;
   for (int i : {3, 4}) specs[i].benchmark = specs[i].kind = "chat";
   auto dir = fixtures::temp_dir("edges");
