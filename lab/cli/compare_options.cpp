@@ -101,11 +101,12 @@ int print_comparison(const std::vector<results::RunResults>& runs, const Compare
     std::ofstream out(summary, std::ios::app);
     out << result.markdown_summary << "\n";
   }
-  if (flags.fail_on_regression >= 0 && !result.regressions.empty()) {
-    for (const auto& r : result.regressions) std::cerr << "smtlab: regression: " << r.describe() << "\n";
-    return kRegression;
-  }
-  return kOk;
+  if (flags.fail_on_regression < 0) return kOk;
+  // The gate: a regression trips it (3); otherwise a column it could not compare fails it (4).
+  for (const auto& r : result.regressions) std::cerr << "smtlab: regression: " << r.describe() << "\n";
+  for (const auto& u : result.unmeasured) std::cerr << "smtlab: not measured: " << u.describe() << "\n";
+  if (!result.regressions.empty()) return kRegression;
+  return result.unmeasured.empty() ? kOk : kCellsFailed;
 }
 
 }  // namespace smtlab::cli

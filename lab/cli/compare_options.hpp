@@ -35,7 +35,9 @@ void add_regression_flag(CLI::App* cmd, CompareFlags& flags);
 void check_baseline(const std::vector<results::RunResults>& runs, const CompareFlags& flags);
 
 // Prints the comparison of `dirs` (or of `runs`, already loaded), writes the Markdown summary to
-// $GITHUB_STEP_SUMMARY when set, and returns kRegression when --fail-on-regression tripped (else kOk).
+// $GITHUB_STEP_SUMMARY when set. Without --fail-on-regression returns kOk; with it, kRegression
+// when a regression tripped it, else kCellsFailed when a column was not measured (each said on
+// stderr: "smtlab: not measured: ..."), else kOk.
 int print_comparison(const std::vector<std::filesystem::path>& dirs, const CompareFlags& flags);
 int print_comparison(const std::vector<results::RunResults>& runs, const CompareFlags& flags);
 

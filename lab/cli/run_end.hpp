@@ -20,8 +20,9 @@ results::RunResults results_to_be(const recipe::Recipe& recipe, const run::RunOp
 
 // The comparison printed at the end of a run: a comparison that fails does not hide what was
 // measured. A --baseline that names no column is warned about and the tables use the first column;
-// any other error is printed with the command that prints the tables later. Returns kOk,
-// kRegression (--fail-on-regression tripped) or kError (no comparison printed).
+// any other error is printed with the command that prints the tables later, as a warning (kOk:
+// the run's own status stands) or, with --fail-on-regression, as an error (kError: the gate saw
+// nothing). Otherwise returns what print_comparison returns (kOk, kRegression, kCellsFailed).
 int compare_after_run(const std::vector<std::filesystem::path>& dirs, const CompareFlags& flags);
 
 // `text` as one shell word: unchanged when it is plain, else in single quotes.
@@ -36,8 +37,9 @@ struct RunEnd {
 
 // After run_recipe: the summary line, the hint to finish an interrupted run or to retry its
 // failed cells, the comparison (not after an interrupt), and the exit status: kInterrupted, else
-// kRegression when --fail-on-regression tripped, else kCellsFailed when a cell failed, else
-// kError when the comparison could not be made, else kOk.
+// kRegression when --fail-on-regression tripped, else kCellsFailed when a cell failed (or, with
+// --fail-on-regression, a compared column was not measured), else kError when the comparison
+// could not be made with --fail-on-regression, else kOk.
 int finish_run(const run::RunSummary& summary, const RunEnd& end, const CompareFlags& flags);
 
 }  // namespace smtlab::cli

@@ -1,6 +1,7 @@
 // compare_runs: tables in the requested format, regressions for CI gates and the CI summary.
 #include "report/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -33,6 +34,29 @@ std::vector<Regression> find_regressions(const Tables& t, double threshold_pct) 
   return out;
 }
 
+std::string Unmeasured::describe() const { return block + " " + column + " (cell " + id + "): " + why; }
+
+std::vector<Unmeasured> find_unmeasured(const Tables& t) {
+  std::vector<Unmeasured> out;
+  for (const Block& b : t.blocks)
+    for (size_t i = 0; i < b.columns.size(); ++i) {
+      const Column& c = b.columns[i];
+      if (!c.cell) continue;  // no such cell in that run: nothing was expected
+      if (c.cell->status != "ok") {
+        const std::string& error = c.cell->error;
+        out.push_back({b.title, c.name, c.cell->id,
+                       c.cell->status + (error.empty() ? "" : ": " + error.substr(0, error.find('\n')))});
+        continue;
+      }
+      for (const MetricRow& m : b.metrics) {
+        if (!m.values[i].empty()) continue;
+        const bool others = std::any_of(m.values.begin(), m.values.end(), [](const Value& v) { return !v.empty(); });
+        if (others) out.push_back({b.title, c.name, c.cell->id, "no samples for " + m.metric});
+      }
+    }
+  return out;
+}
+
 CompareResult compare_runs(const std::vector<results::RunResults>& runs, const CompareOptions& options) {
   Tables t = build_tables(runs, options);
   CompareResult r;
@@ -43,6 +67,7 @@ CompareResult compare_runs(const std::vector<results::RunResults>& runs, const C
     case Format::csv: r.output = format_csv(t, options); break;
   }
   r.regressions = find_regressions(t, options.regression_threshold_pct);
+  r.unmeasured = find_unmeasured(t);
   for (const auto& b : t.blocks) {
     r.failed.insert(r.failed.end(), b.failed.begin(), b.failed.end());
     r.disturbed.insert(r.disturbed.end(), b.disturbed.begin(), b.disturbed.end());
@@ -63,6 +88,10 @@ CompareResult compare_runs(const std::vector<results::RunResults>& runs, const C
     s += fmt::format("\n**{} significant regression(s) beyond {:.2f}%:**\n\n", r.regressions.size(),
                      options.regression_threshold_pct);
     for (const auto& g : r.regressions) s += "- " + md_escape(g.describe()) + "\n";
+  }
+  if (!r.unmeasured.empty()) {
+    s += fmt::format("\n**{} column(s) not measured: no comparison can pass them:**\n\n", r.unmeasured.size());
+    for (const auto& u : r.unmeasured) s += "- not measured: " + md_escape(u.describe()) + "\n";
   }
   r.markdown_summary = s;
   return r;

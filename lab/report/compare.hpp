@@ -19,6 +19,15 @@ struct Regression {
   std::string describe() const;  // "kernbench elsp-8: v-HT is 30.75% worse than v-noHT (84.72 -> 110.77)"
 };
 
+// A column a CI gate cannot pass because it was not measured: its cell exists but did not end
+// "ok", or ended "ok" without a measured value for a metric that another column of its block has.
+// (A column without a cell, a matrix exclude or a run that lacks the cell, is not one.)
+struct Unmeasured {
+  std::string block, column, id;
+  std::string why;  // "failed: <first line of the error>", "pending", or "no samples for <metric>"
+  std::string describe() const;  // "kernbench v-HT (cell 3f2a9c01d4e5): no samples for elsp-8"
+};
+
 struct CompareResult {
   std::string output;  // the tables in the requested format
   // Significant regressions worse than options.regression_threshold_pct (CLI:
@@ -26,7 +35,11 @@ struct CompareResult {
   std::vector<Regression> regressions;
   std::vector<FailedCell> failed;  // cells that did not end "ok" (also listed in `output`)
   std::vector<DisturbedCell> disturbed;  // cells measured while disturbed (also listed in `output`)
-  std::string markdown_summary;    // for $GITHUB_STEP_SUMMARY: rule, mean rows, regressions, failures
+  // Columns that were not measured (CLI: with --fail-on-regression, status 4 unless a regression
+  // gives 3): a gate must not pass what it could not compare.
+  std::vector<Unmeasured> unmeasured;
+  std::string markdown_summary;    // for $GITHUB_STEP_SUMMARY: rule, mean rows, regressions, failures,
+                                   // what was not measured
   std::vector<std::string> warnings;  // corrupt lines skipped while loading, ...
 };
 
@@ -43,5 +56,7 @@ std::string format_csv(const Tables& tables, const CompareOptions& options);
 // The rows that CompareOptions::statistics selects, stat-major in mmtests' order.
 std::vector<std::string> selected_statistics(const CompareOptions& options);
 std::vector<Regression> find_regressions(const Tables& tables, double threshold_pct);
+// Block by block, column by column: each failed cell, then each metric an ok cell lacks.
+std::vector<Unmeasured> find_unmeasured(const Tables& tables);
 
 }  // namespace smtlab::report

@@ -1,12 +1,16 @@
 #include "results/loader.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <set>
+#include <tuple>
 
 #include "results/cell_id.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/process.hpp"
 
 namespace smtlab::results {
 
@@ -160,6 +164,74 @@ bool parse_monitor(const json& j, MonitorRecord& m) {
   return true;
 }
 
+// The command that measures `cell` again. An "ok" cell is not run again in its own directory
+// (--resume keeps it), so into a new one, with the iterations it was planned with.
+std::string measure_again(const json& manifest, const CellResult& cell, int iterations) {
+  std::string recipe;
+  if (auto r = manifest.find("recipe"); r != manifest.end() && r->is_object()) recipe = str_or(*r, "file");
+  std::vector<std::string> argv = {"smtlab", "run", recipe.empty() ? "RECIPE" : recipe, "--cells", cell.id};
+  if (iterations > 0) argv.insert(argv.end(), {"--iterations", std::to_string(iterations)});
+  return shell_quote(argv) + " -o NEW_DIR";
+}
+
+// A measured sample is one iteration of one metric on one guest: a second record of it (the same
+// vm, iteration and metric; kernbench's jobs and hackbench's groups are in the metric's name) is
+// dropped, so that it does not count twice. Returns the number dropped and describes the first.
+size_t drop_repeated_samples(std::vector<Sample>& samples, std::string& first) {
+  std::set<std::tuple<int, int, std::string>> seen;
+  size_t dropped = 0;
+  auto repeated = [&](const Sample& s) {
+    if (s.warmup || seen.emplace(s.vm, s.iteration, s.metric).second) return false;
+    if (dropped++ == 0)
+      first = "vm " + std::to_string(s.vm) + ", iteration " + std::to_string(s.iteration) + ", " + s.metric;
+    return true;
+  };
+  samples.erase(std::remove_if(samples.begin(), samples.end(), repeated), samples.end());
+  return dropped;
+}
+
+// "elsp-2 of vm 0: 2, ..." for each metric of each guest with fewer measured samples than
+// `iterations` (a metric seen only in warm-up samples has 0), at most five named.
+std::string short_metrics(const std::vector<Sample>& samples, int iterations) {
+  std::map<std::pair<std::string, int>, int> measured;
+  for (const auto& s : samples) measured[{s.metric, s.vm}] += s.warmup ? 0 : 1;
+  std::string out;
+  size_t named = 0, more = 0;
+  for (const auto& [key, n] : measured) {
+    if (n >= iterations) continue;
+    if (named == 5) {
+      ++more;
+      continue;
+    }
+    out += (named++ ? ", " : "") + key.first + " of vm " + std::to_string(key.second) + ": " + std::to_string(n);
+  }
+  return more ? out + " and " + std::to_string(more) + " more" : out;
+}
+
+// What a cell's samples lack or repeat (`file`: its samples.jsonl, already read): a repeat is
+// dropped; an "ok" cell without a file, without measured samples, or with fewer than its
+// iterations is said, with the command that measures it again. The tables use what there is.
+void check_samples(Loader& loader, const json& manifest, CellResult& cell, const fs::path& file) {
+  const std::string where = "cell " + cell.id + ": " + file.string();
+  std::string first;
+  if (size_t dropped = drop_repeated_samples(cell.samples, first))
+    loader.warn(where + ": " + std::to_string(dropped) + " measured sample(s) recorded twice (the first: " + first +
+                "); each repeat is dropped and its first record kept");
+  if (cell.status != "ok") return;
+  const int iterations = int_or(cell.entry, "iterations", 0);
+  const std::string again = "; measure the cell again with: " + measure_again(manifest, cell, iterations);
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
+    loader.warn(where + " is missing although the cell ended ok: it has no numbers" + again);
+  } else if (std::none_of(cell.samples.begin(), cell.samples.end(), [](const Sample& s) { return !s.warmup; })) {
+    loader.warn(where + " has no measured sample although the cell ended ok" + again);
+  } else if (iterations > 0) {
+    if (auto fewer = short_metrics(cell.samples, iterations); !fewer.empty())
+      loader.warn(where + ": fewer measured samples than the cell's " + std::to_string(iterations) +
+                  " iterations (" + fewer + "); its statistics use those there are" + again);
+  }
+}
+
 }  // namespace
 
 RunResults load_results(const fs::path& dir, const LoadLimits& limits) {
@@ -209,6 +281,7 @@ RunResults load_results(const fs::path& dir, const LoadLimits& limits) {
       cell.samples.push_back(std::move(s));
       return true;
     });
+    check_samples(loader, run.manifest, cell, cdir / "samples.jsonl");
     loader.each_line(cell, cdir / "monitor.jsonl", [&](const json& j) {
       MonitorRecord m;
       if (!parse_monitor(j, m)) return false;

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -51,6 +52,32 @@ fs::path fake_results(const std::string& name, const std::vector<std::string>& p
                           {"iterations", c["iterations"]}, {"status", "ok"}});
   auto dir = scratch_dir("fake") / name;
   fs::create_directories(dir);
+  smtlab::write_file_atomic(dir / "manifest.json", m.dump(2) + "\n");
+  return dir;
+}
+
+// A results directory of kernbench cells on topology HT, one per variant: its status ("failed"
+// with `error`), and its elsp-2 values, one per iteration (none: no samples.jsonl).
+struct GateCell {
+  std::string variant, status;
+  std::vector<double> elsp2;
+  std::string error;
+};
+fs::path gate_results(const std::string& name, const std::vector<GateCell>& cells) {
+  nlohmann::json m = {{"schema", 1}, {"recipe", {{"file", "gate.yaml"}, {"name", "gate"}}}, {"cells", nlohmann::json::array()}};
+  auto dir = scratch_dir("gate") / name;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const auto& c = cells[i];
+    const std::string id = "c" + std::to_string(i);
+    m["cells"].push_back({{"id", id}, {"index", i}, {"variant", c.variant}, {"kernel", "k"}, {"topology", "HT"},
+                          {"benchmark", "kernbench"}, {"kind", "kernbench"}, {"iterations", c.elsp2.size()},
+                          {"status", c.status}, {"error", c.error}});
+    std::string samples;
+    for (size_t it = 0; it < c.elsp2.size(); ++it)
+      samples += nlohmann::json({{"vm", 0}, {"iteration", it + 1}, {"metric", "elsp-2"}, {"value", c.elsp2[it]}}).dump() + "\n";
+    fs::create_directories(dir / "cells" / id);
+    if (!samples.empty()) smtlab::write_file_atomic(dir / "cells" / id / "samples.jsonl", samples);
+  }
   smtlab::write_file_atomic(dir / "manifest.json", m.dump(2) + "\n");
   return dir;
 }
@@ -237,4 +264,43 @@ TEST_CASE("reproduce: the original's cells with their iterations, into a directo
   CHECK(gone.status == 1);
   CHECK(contains(gone.err, "cell(s) 0123456789ab of " + changed.string() + " are not cells of " + test_recipe("tiny.yaml")));
   CHECK_FALSE(fs::exists(changed.parent_path() / "gone"));
+}
+
+TEST_CASE("compare --fail-on-regression does not pass a column that was not measured: status 4, 3 for a regression") {
+  const std::vector<double> base = {100, 101, 102}, same = {100.5, 101.5, 101}, worse = {150, 151, 152};
+  const std::string panic = "kernel panic - not syncing\nconsole tail";
+  struct Case {
+    std::string name;
+    std::vector<GateCell> cells;
+    int gated, ungated;       // status with --fail-on-regression 5, and without
+    std::vector<std::string> says;  // on stderr, with the flag
+  };
+  const std::vector<Case> cases = {
+      {"measured", {{"base", "ok", base, ""}, {"new", "ok", same, ""}}, 0, 0, {}},
+      {"new-failed", {{"base", "ok", base, ""}, {"new", "failed", {}, panic}}, 4, 0,
+       {"smtlab: not measured: kernbench new-HT (cell c1): failed: kernel panic - not syncing\n"}},
+      {"baseline-failed", {{"base", "failed", {}, panic}, {"new", "ok", worse, ""}}, 4, 0,
+       {"smtlab: not measured: kernbench base-HT (cell c0): failed: kernel panic - not syncing\n"}},
+      {"ok-without-samples", {{"base", "ok", base, ""}, {"new", "ok", {}, ""}}, 4, 0,
+       {"smtlab: not measured: kernbench new-HT (cell c1): no samples for elsp-2\n"}},
+      {"regression-and-failed", {{"base", "ok", base, ""}, {"new", "ok", worse, ""}, {"other", "failed", {}, panic}}, 3, 0,
+       {"smtlab: regression: kernbench Amean elsp-2: new-HT is 49.50% worse than base-HT",
+        "smtlab: not measured: kernbench other-HT (cell c2): failed: kernel panic"}},
+  };
+  const auto summary = scratch_dir("gate-summary") / "summary.md";
+  for (const auto& c : cases) {
+    const auto dir = gate_results(c.name, c.cells).string();
+    ::setenv("GITHUB_STEP_SUMMARY", summary.c_str(), 1);
+    auto gated = run_smtlab({"compare", dir, "--fail-on-regression", "5"});
+    ::unsetenv("GITHUB_STEP_SUMMARY");
+    INFO(c.name << ": " << gated.err);
+    CHECK(gated.status == c.gated);
+    for (const auto& line : c.says) CHECK(contains(gated.err, line));
+    const std::string md = smtlab::read_file(summary);
+    CHECK(contains(md, "not measured: kernbench") == (c.name != "measured"));
+    fs::remove(summary);
+    auto ungated = run_smtlab({"compare", dir});
+    CHECK(ungated.status == c.ungated);
+    CHECK_FALSE(contains(ungated.err, "not measured"));
+  }
 }

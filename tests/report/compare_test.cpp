@@ -196,8 +196,9 @@ TEST_CASE("hackbench rows are time-G in group order, and unknown kinds show ever
   std::vector<fixtures::CellSpec> specs(2);
   specs[0].variant = "a";
   specs[1].variant = "b";
-  for (auto& s : specs) s.topology = "T", s.benchmark = "hb", s.kind = "hackbench";
+  for (auto& s : specs) s.topology = "T", s.benchmark = "hb", s.kind = "hackbench", s.iterations = 3;
   fixtures::CellSpec other;
+  other.iterations = 2;
   other.variant = "a";
   other.topology = "T";
   other.benchmark = "custom";
@@ -240,7 +241,7 @@ TEST_CASE("command benchmarks show elapsed-s, user-s and sys-s only with all met
   std::vector<fixtures::CellSpec> specs(2);
   specs[0].variant = "a";
   specs[1].variant = "b";
-  for (auto& s : specs) s.topology = "T", s.benchmark = "build", s.kind = "command";
+  for (auto& s : specs) s.topology = "T", s.benchmark = "build", s.kind = "command", s.iterations = 3;
   auto dir = fixtures::temp_dir("command");
   {
     auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
@@ -273,7 +274,7 @@ TEST_CASE("a cell's disturbances are read defensively: strings only, first lines
   std::vector<fixtures::CellSpec> specs(2);
   specs[0].variant = "a";
   specs[1].variant = "b";
-  for (auto& s : specs) s.topology = "T";
+  for (auto& s : specs) s.topology = "T", s.iterations = 3;
   auto dir = fixtures::temp_dir("disturbed");
   {
     auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
@@ -306,7 +307,8 @@ TEST_CASE("edge cases: one iteration, a zero rate, long names, a baseline some b
   const std::string longname = "core-sched-stall-fix-v2";  // wider than the 12-column Duration table
   std::vector<fixtures::CellSpec> specs(5);
   specs[0].variant = "a", specs[1].variant = "b", specs[2].variant = longname;
-  for (auto& s : specs) s.topology = "HT", s.bench_s = 10, s.wall_s = 12;
+  for (auto& s : specs) s.topology = "HT", s.bench_s = 10, s.wall_s = 12, s.iterations = 3;
+  specs[1].iterations = 1;
   specs[3].variant = "a", specs[4].variant = longname;
   for (int i : {3, 4}) specs[i].benchmark = specs[i].kind = "chat";
   auto dir = fixtures::temp_dir("edges");
@@ -358,5 +360,55 @@ TEST_CASE("edge cases: one iteration, a zero rate, long names, a baseline some b
   CHECK(report::compare({run, run}, o).find("-0.00%") == std::string::npos);
   o.baseline = "nosuch";
   CHECK_THROWS_WITH(report::compare({run}, o), Catch::Contains("'nosuch' is not a column of any table"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the gate's columns that were not measured: a failed cell (baseline or not), an ok cell without a metric") {
+  // kernbench: base failed (it is the baseline), new measured elsp-2 and elsp-4, partial measured
+  // elsp-2 only, pending never ran. chat: base only (the others are excluded there).
+  std::vector<fixtures::CellSpec> specs(5);
+  specs[0].variant = "base", specs[1].variant = "new", specs[2].variant = "partial", specs[3].variant = "pending";
+  specs[4].variant = "base", specs[4].benchmark = specs[4].kind = "chat";
+  for (auto& s : specs) s.topology = "HT";
+  auto dir = fixtures::temp_dir("unmeasured");
+  {
+    auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
+    for (int it = 1; it <= 5; ++it) {
+      w.append_sample("cell0", fixtures::sample("elsp-2", 100, it));  // written before the cell failed
+      w.append_sample("cell1", fixtures::sample("elsp-2", 100 + it, it));
+      w.append_sample("cell1", fixtures::sample("elsp-4", 50 + it, it));
+      w.append_sample("cell2", fixtures::sample("elsp-2", 100 + it, it));
+      w.append_sample("cell4", fixtures::sample("msgs/s", 1000 + it, it, false, "higher", "msgs/s"));
+    }
+    w.set_cell_status("cell0", "failed", {{"error", "boot timed out after 240 s\nconsole tail"}});
+    for (const char* id : {"cell1", "cell2", "cell4"}) w.set_cell_status(id, "ok");
+  }
+  auto run = results::load_results(dir);
+  report::CompareOptions o;
+  o.regression_threshold_pct = 1;
+  auto r = report::compare_runs({run}, o);
+  INFO(r.output);
+  // The failed baseline gives no regression to find, and must not pass for that.
+  CHECK(r.regressions.empty());
+  std::vector<std::string> described;
+  for (const auto& u : r.unmeasured) described.push_back(u.describe());
+  CHECK(described == std::vector<std::string>{
+                         "kernbench base-HT (cell cell0): failed: boot timed out after 240 s",
+                         "kernbench partial-HT (cell cell2): no samples for elsp-4",
+                         "kernbench pending-HT (cell cell3): pending",
+                     });
+  // chat has no column but base: nothing is missing there.
+  CHECK(r.markdown_summary.find("**3 column(s) not measured: no comparison can pass them:**") != std::string::npos);
+  CHECK(r.markdown_summary.find("- not measured: kernbench partial-HT (cell cell2): no samples for elsp-4\n") !=
+        std::string::npos);
+
+  // Every column measured every metric: nothing to say.
+  o.baseline = "new";
+  auto measured = results::load_results(dir);
+  measured.cells.erase(measured.cells.begin() + 2, measured.cells.begin() + 4);  // partial, pending
+  measured.cells.erase(measured.cells.begin());                                  // base (kernbench)
+  auto fine = report::compare_runs({measured}, o);
+  CHECK(fine.unmeasured.empty());
+  CHECK(fine.markdown_summary.find("not measured") == std::string::npos);
   std::filesystem::remove_all(dir);
 }

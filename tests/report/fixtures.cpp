@@ -26,7 +26,7 @@ json manifest(const std::vector<CellSpec>& cells, const std::string& sha) {
   for (const auto& c : cells) {
     m["cells"].push_back({{"id", "cell" + std::to_string(i)}, {"index", i}, {"variant", c.variant},
                           {"kernel", "k"}, {"topology", c.topology}, {"benchmark", c.benchmark},
-                          {"kind", c.kind}, {"vms", 1}, {"iterations", 5}});
+                          {"kind", c.kind}, {"vms", 1}, {"iterations", c.iterations}});
     ++i;
   }
   return m;
@@ -60,7 +60,7 @@ std::filesystem::path chat_run() {
   specs[0].variant = "mainline";
   specs[1].variant = "rsdl";
   specs[2].variant = "broken";
-  for (auto& s : specs) s.topology = "8cpu", s.benchmark = "chat", s.kind = "chat";
+  for (auto& s : specs) s.topology = "8cpu", s.benchmark = "chat", s.kind = "chat", s.iterations = 3;
   auto dir = fixtures::temp_dir("chat");
   auto w = smtlab::results::ResultsWriter::create(dir, fixtures::manifest(specs));
   struct V {

@@ -16,6 +16,7 @@ struct CellSpec {
   std::string variant, topology, benchmark = "kernbench", kind = "kernbench";
   std::string status = "ok", error;
   double bench_s = -1, wall_s = -1;
+  int iterations = 5;  // the manifest's: the loader warns about an ok cell with fewer samples
 };
 
 nlohmann::json manifest(const std::vector<CellSpec>& cells, const std::string& sha = "0123abcd");

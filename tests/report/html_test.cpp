@@ -93,6 +93,7 @@ TEST_CASE("the HTML report lists the cells measured while disturbed, escaped") {
   std::vector<fixtures::CellSpec> specs(1);
   specs[0].variant = "v";
   specs[0].topology = "t";
+  specs[0].iterations = 1;
   dir = fixtures::temp_dir("disturbed-escape");
   {
     auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));

@@ -61,10 +61,11 @@ TEST_CASE("seed 000 bare-metal block: same numbers, percentages and stars under 
       w.append_sample(id, fixtures::sample("elsp-2", 999, 0, true));
       for (const auto& row : kSeed) {
         auto values = fixtures::five(row.means[col], row.stddevs[col]);
-        for (size_t it = 0; it < values.size(); ++it)
+        for (size_t it = 0; it < values.size(); ++it) {
           w.append_sample(id, fixtures::sample("elsp-" + std::to_string(row.jobs), values[it], int(it) + 1));
-        // user/syst rows are recorded too but not shown by default.
-        w.append_sample(id, fixtures::sample("user-" + std::to_string(row.jobs), 1000, 1));
+          // user/syst rows are recorded too but not shown by default.
+          w.append_sample(id, fixtures::sample("user-" + std::to_string(row.jobs), 1000, int(it) + 1));
+        }
       }
       w.set_cell_status(id, "ok");
     }

@@ -209,6 +209,64 @@ TEST_CASE("corrupt lines are skipped and counted, not fatal") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("an ok cell without samples, with fewer than its iterations, or with a sample twice is warned about") {
+  fs::path dir = temp_dir("incomplete");
+  json m = manifest();
+  for (auto& c : m["cells"]) c["iterations"] = 3;
+  m["recipe"]["file"] = "/r/my recipe.yaml";
+  m["cells"].push_back({{"id", "c2"}, {"index", 2}, {"variant", "third"}, {"topology", "HT"}, {"benchmark", "kernbench"},
+                        {"kind", "kernbench"}, {"vms", 2}, {"iterations", 3}});
+  m["cells"].push_back({{"id", "c3"}, {"index", 3}, {"variant", "fourth"}, {"topology", "HT"}, {"benchmark", "kernbench"},
+                        {"kind", "kernbench"}, {"vms", 1}, {"iterations", 3}});
+  auto on_vm = [](json s, int vm, const std::string& metric) {
+    s["vm"] = vm;
+    s["metric"] = metric;
+    return s;
+  };
+  {
+    auto w = ResultsWriter::create(dir, m);
+    // c0: ok, no samples.jsonl at all.
+    w.set_cell_status("c0", "ok");
+    // c1: ok, a warm-up only.
+    w.append_sample("c1", sample(0, 9, true));
+    w.set_cell_status("c1", "ok");
+    // c2: ok, two guests; vm 0 measured elsp-2 three times (iteration 2 twice more, once with
+    // another value), elsp-4 twice; vm 1 elsp-2 three times.
+    for (int it : {1, 2, 2, 3, 2}) w.append_sample("c2", sample(it, it == 2 ? 20 : it));
+    w.append_sample("c2", sample(2, 99));
+    for (int it : {1, 2}) w.append_sample("c2", on_vm(sample(it, 4), 0, "elsp-4"));
+    for (int it : {1, 2, 3}) w.append_sample("c2", on_vm(sample(it, 5), 1, "elsp-2"));
+    w.set_cell_status("c2", "ok");
+    // c3: failed after one iteration: its failure says what happened, no warning.
+    w.append_sample("c3", sample(1, 1));
+    w.set_cell_status("c3", "failed", {{"error", "kernel panic"}});
+  }
+  RunResults r = load_results(dir);
+  for (const auto& w : r.warnings) UNSCOPED_INFO(w);
+  REQUIRE(r.warnings.size() == 4);
+  const std::string again = " --iterations 3 -o NEW_DIR";
+  CHECK(r.warnings[0] == "cell c0: " + (dir / "cells" / "c0" / "samples.jsonl").string() +
+                             " is missing although the cell ended ok: it has no numbers; measure the cell again with: "
+                             "smtlab run '/r/my recipe.yaml' --cells c0" + again);
+  CHECK(r.warnings[1] == "cell c1: " + (dir / "cells" / "c1" / "samples.jsonl").string() +
+                             " has no measured sample although the cell ended ok; measure the cell again with: "
+                             "smtlab run '/r/my recipe.yaml' --cells c1" + again);
+  const std::string c2 = "cell c2: " + (dir / "cells" / "c2" / "samples.jsonl").string();
+  CHECK(r.warnings[2] == c2 + ": 3 measured sample(s) recorded twice (the first: vm 0, iteration 2, elsp-2); each "
+                              "repeat is dropped and its first record kept");
+  CHECK(r.warnings[3] == c2 + ": fewer measured samples than the cell's 3 iterations (elsp-4 of vm 0: 2); its "
+                              "statistics use those there are; measure the cell again with: "
+                              "smtlab run '/r/my recipe.yaml' --cells c2" + again);
+  // The first record of each sample is kept, in order: n counts each iteration once.
+  std::vector<double> elsp2_vm0;
+  for (const auto& s : r.cells[2].samples)
+    if (s.vm == 0 && s.metric == "elsp-2") elsp2_vm0.push_back(s.value);
+  CHECK(elsp2_vm0 == std::vector<double>{1, 20, 3});
+  CHECK(r.cells[2].samples.size() == 8);
+  CHECK(r.cells[3].samples.size() == 1);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("merge joins shards of one recipe and reports overlaps and missing cells") {
   fs::path a = temp_dir("shard-a"), b = temp_dir("shard-b"), c = temp_dir("shard-c"), out = temp_dir("merged");
   json m = manifest();
