@@ -273,6 +273,22 @@ void ResultsWriter::record_resume(const std::string& at, const json& with) {
   save();
 }
 
+void ResultsWriter::record_interrupt(const std::string& at, const json& what) {
+  if (!what.is_object()) throw Error("what is recorded of an interrupt must be a JSON object");
+  std::lock_guard lock(*mutex_);
+  json list = json::array();
+  if (auto it = manifest_.find("interrupted"); it != manifest_.end() && it->is_array())
+    list = *it;
+  else if (it != manifest_.end())
+    list.push_back(it->is_object() ? *it : json{{"at", *it}});
+  json entry = {{"at", at}};
+  for (auto it = what.begin(); it != what.end(); ++it)
+    if (it.key() != "at") entry[it.key()] = it.value();
+  list.push_back(std::move(entry));
+  manifest_["interrupted"] = std::move(list);
+  save();
+}
+
 void ResultsWriter::set_manifest_entry(const std::string& field, const std::string& key, const json& value) {
   if (field == "cells" || field == "schema") throw Error("set_manifest_entry cannot change \"" + field + "\"");
   std::lock_guard lock(*mutex_);

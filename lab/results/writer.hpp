@@ -51,6 +51,10 @@ class ResultsWriter {
   // list (one "resumed" time and one "resumed_with", overwritten by each resume) gets that
   // resume as the list's first entry.
   void record_resume(const std::string& at, const nlohmann::json& with);
+  // An interrupted run: appends {"at": at, ...what} (an object: "signal", "cells") to the
+  // manifest's "interrupted" list. A manifest from before the list (one "interrupted" time,
+  // overwritten by each interrupt) gets that interrupt as the list's first entry ({"at": time}).
+  void record_interrupt(const std::string& at, const nlohmann::json& what = nlohmann::json::object());
   // Merges top-level fields (e.g. "finished", "versions") into the manifest; rewrites it.
   void update_manifest(const nlohmann::json& fields);
   // Sets manifest[field][key] = value in one step (field: an object, made when missing), so that

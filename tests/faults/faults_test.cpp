@@ -446,7 +446,11 @@ TEST_CASE("SIGTERM during a cell: status 130, cell pending, manifest readable, t
     CHECK_THAT(bg.err(), Catch::Contains("interrupted"));
     auto manifest = read_json(dir / "manifest.json");
     for (const auto& c : manifest["cells"]) CHECK(c["status"] == "pending");
-    CHECK(manifest.contains("interrupted"));
+    // The interrupt is an entry of the manifest's "interrupted" list: when, the signal, its cells.
+    REQUIRE(manifest["interrupted"].is_array());
+    REQUIRE(manifest["interrupted"].size() == 1);
+    CHECK(manifest["interrupted"][0]["signal"] == SIGTERM);
+    CHECK(manifest["interrupted"][0]["cells"] == json::array({manifest["cells"][0]["id"]}));
     // What the interrupted cell wrote (its guest's console at least) is kept, not deleted.
     const json interrupted = reruns_of(manifest["cells"][0]);
     REQUIRE(interrupted.size() == 1);

@@ -157,6 +157,33 @@ TEST_CASE("archive_attempt keeps a failed attempt's files and entry aside before
   fs::remove_all(dir);
 }
 
+TEST_CASE("every interrupt is appended to the manifest's interrupted list, and an old single time becomes its first entry") {
+  fs::path dir = temp_dir("interrupted");
+  {
+    auto w = ResultsWriter::create(dir, manifest());
+    // As smtlab wrote an interrupt before the list: one time, overwritten by the next interrupt.
+    w.update_manifest({{"interrupted", "2026-01-01T00:00:00Z"}});
+  }
+  // A results directory from before the list still loads.
+  CHECK(load_results(dir).manifest["interrupted"] == "2026-01-01T00:00:00Z");
+  {
+    auto w = ResultsWriter::open(dir);
+    w.record_interrupt("2026-01-02T00:00:00Z", {{"signal", 2}, {"cells", {"c0"}}});
+    w.record_interrupt("2026-01-03T00:00:00Z", {{"signal", 15}, {"cells", {"c1"}}});
+  }
+  const json list = load_results(dir).manifest["interrupted"];  // as written to disk
+  CHECK(list == json::array({{{"at", "2026-01-01T00:00:00Z"}},
+                             {{"at", "2026-01-02T00:00:00Z"}, {"signal", 2}, {"cells", {"c0"}}},
+                             {{"at", "2026-01-03T00:00:00Z"}, {"signal", 15}, {"cells", {"c1"}}}}));
+  // A new run's first interrupt starts the list.
+  fs::path fresh = temp_dir("interrupted-new");
+  auto n = ResultsWriter::create(fresh, manifest());
+  n.record_interrupt("2026-01-04T00:00:00Z");
+  CHECK(n.manifest()["interrupted"] == json::array({{{"at", "2026-01-04T00:00:00Z"}}}));
+  fs::remove_all(dir);
+  fs::remove_all(fresh);
+}
+
 TEST_CASE("bad manifests and cell ids are refused with an error") {
   fs::path dir = temp_dir("bad");
   json m = manifest();
