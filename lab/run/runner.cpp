@@ -172,6 +172,9 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     note("remote libvirt host " + info.hostname + ": guest files are staged in " +
          (options.remote_dir.empty() ? std::string(vm::kDefaultRemoteDir) : options.remote_dir.string()) +
          " there; guests are destroyed by that libvirtd if this process or its connection dies");
+  // A resume on a host that runs guests otherwise is refused before minutes of downloads (the
+  // kernels' and image's bytes are compared once prepared, by choose_cells).
+  if (options.resume) check_resume_conditions(writer->manifest(), {{"accel", summary.accel}}, summary.dir);
   if (info.accel == vm::Accel::tcg)
     note("no usable KVM: guests run under TCG (software emulation); numbers are for this emulated machine");
 
