@@ -71,10 +71,17 @@ void Noise::loop() {
     std::this_thread::sleep_for(std::chrono::seconds(1));  // do not spin on a failing stress-ng
     try {
       pid_ = launch();
-    } catch (...) {
+    } catch (const std::exception& e) {
+      std::lock_guard lock(failure_mutex_);
+      failure_ = program_ + " exited and could not be started again: " + describe(e);
       return;
     }
   }
+}
+
+std::string Noise::failure() const {
+  std::lock_guard lock(failure_mutex_);
+  return failure_;
 }
 
 void Noise::stop() {

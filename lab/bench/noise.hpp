@@ -1,6 +1,7 @@
 #pragma once
 // CPU noise for the VMs whose role is noise: stress-ng --cpu W --cpu-load L, restarted if it
-// ever exits, until stop().
+// ever exits, until stop(). A stress-ng that exits and cannot be started again leaves the noise
+// gone (failure() says why): the VM no longer makes the noise its cell is measured under.
 #include <sys/types.h>
 
 #include <atomic>
@@ -18,6 +19,9 @@ class Noise {
   void start();
   void stop();  // kills stress-ng (its whole process group) and joins; idempotent
   int restarts() const { return restarts_; }
+  // Why the noise stopped on its own (stress-ng exited and could not be started again); "" as
+  // long as it has not.
+  std::string failure() const;
 
  private:
   void loop();
@@ -28,6 +32,8 @@ class Noise {
   std::atomic<bool> stop_{false};
   std::atomic<pid_t> pid_{-1};
   std::atomic<int> restarts_{0};
+  mutable std::mutex failure_mutex_;
+  std::string failure_;
 };
 
 }  // namespace smtlab::bench

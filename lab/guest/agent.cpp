@@ -259,11 +259,24 @@ int run_exec_job(const Job& job, RecordWriter& out, RecordObserver& obs) {
   return 0;
 }
 
-[[noreturn]] void run_noise_forever(const Job& job, RecordObserver& obs) {
+// A noise job runs until the guest is destroyed. It ends only when its noise is gone (stress-ng
+// exited and could not be started again: an error) or the noise-ends fault stops it (returns 0):
+// either way the host then fails the cell, which was no longer measured under its noise.
+int run_noise_job(const Job& job, RecordObserver& obs, const std::vector<std::string>& faults) {
   bench::Noise noise(job.noise.workers, job.noise.load);
   noise.start();
   obs.event("noise-started", {{"workers", job.noise.workers}, {"load", job.noise.load}});
-  for (;;) pause();  // until the guest is destroyed
+  const bool ends = has_fault(faults, kFaultNoiseEnds);
+  if (ends) obs.event("fault", {{"fault", kFaultNoiseEnds}, {"after_s", kNoiseEndsAfterS}});
+  const auto end_at = std::chrono::steady_clock::now() + std::chrono::seconds(kNoiseEndsAfterS);
+  for (;;) {
+    if (const auto why = noise.failure(); !why.empty()) throw Error("the noise stopped: " + why);
+    if (ends && std::chrono::steady_clock::now() >= end_at) {
+      noise.stop();
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
 // Between two jobs of a list (PID 1): the previous job's processes (orphans reparented to us)
@@ -392,7 +405,7 @@ int run_job(const Job& job, RecordWriter& out, const AgentOptions& options) {
       } else if (kind == "exec") {
         exit_code = run_exec_job(job, out, *obs);
       } else if (kind == "noise") {
-        run_noise_forever(job, *obs);
+        exit_code = run_noise_job(job, *obs, options.faults);
       } else {
         throw Error("unknown job kind \"" + kind + "\"");
       }

@@ -26,9 +26,10 @@ std::vector<std::string> cmdline_values(std::string_view cmdline, std::string_vi
 std::vector<std::string> faults_from_cmdline(std::string_view cmdline) {
   auto faults = cmdline_values(cmdline, kFaultKey);
   for (const auto& f : faults)
-    if (f != kFaultChatStopServer)
+    if (f != kFaultChatStopServer && f != kFaultNoiseEnds)
       throw Error(std::string(kFaultKey) + "=" + f + " on the kernel command line is not a fault smtlab knows",
-                  "the known fault is " + std::string(kFaultKey) + "=" + std::string(kFaultChatStopServer));
+                  "the known faults are " + std::string(kFaultKey) + "=" + std::string(kFaultChatStopServer) + " and " +
+                      std::string(kFaultKey) + "=" + std::string(kFaultNoiseEnds));
   return faults;
 }
 

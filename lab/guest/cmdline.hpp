@@ -16,6 +16,10 @@ inline constexpr std::string_view kFaultKey = "smtlab.fault";
 // The chat benchmark's server is stopped (SIGSTOP) as soon as it runs: no message arrives and
 // the run stalls after the benchmark's `stall` seconds.
 inline constexpr std::string_view kFaultChatStopServer = "chat-stop-server";
+// A noise job stops its CPU hog kNoiseEndsAfterS seconds after it started and ends (status ok),
+// as a noise VM that stops early would: the host must fail the cell it was the noise of.
+inline constexpr std::string_view kFaultNoiseEnds = "noise-ends";
+inline constexpr int kNoiseEndsAfterS = 2;
 
 // The faults on the command line; throws util Error naming the known faults for any other value.
 std::vector<std::string> faults_from_cmdline(std::string_view cmdline);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "results/artifacts_check.hpp"
 #include "results/cell_id.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -32,49 +33,19 @@ std::string recipe_sha(const json& m) {
   return {};
 }
 
-// The artifacts a cell was measured with. Shards that ran the same kernel name with other bytes
-// (a Debian package of another day, another build) or another image did not run one experiment:
-// merged, their columns would compare two kernels under one name. Fields a shard does not record
-// (older manifests) are not compared.
-std::string short_value(const json& v) {
-  std::string s = v.get<std::string>();
-  return s.size() == 64 ? s.substr(0, 12) : s;  // sha256 and digests: the 12 characters smtlab prints
-}
-
+// The artifacts a cell was measured with (results/artifacts_check.hpp): merged, shards that ran
+// the same kernel name with other bytes or another image would compare two kernels under one name.
+// Each shard against the earlier ones, which agree with each other already.
 void check_same_artifacts(const std::vector<Shard>& shards) {
-  auto refuse = [&](const std::string& what, const char* field, size_t a, size_t b, const json& va, const json& vb) {
-    const std::string da = shards[a].dir.string(), db = shards[b].dir.string();
-    throw Error("cannot merge " + db + " with " + da + ": " + what + " differs in " + field + " (" + da + ": " +
-                    short_value(va) + ", " + db + ": " + short_value(vb) + ")",
-                "the shards measured different artifacts, so their cells are not one run; compare them side by side "
-                "(smtlab compare " + da + " " + db + "), or run that shard again with the same " + what);
-  };
-  auto differs = [](const json& a, const json& b, const char* field) {
-    return a.is_object() && b.is_object() && a.contains(field) && b.contains(field) && a[field].is_string() &&
-           b[field].is_string() && a[field] != b[field];
-  };
-  std::map<std::string, size_t> kernel_from;  // kernel name -> the first shard that used it
-  std::optional<size_t> image_from;
-  for (size_t i = 0; i < shards.size(); ++i) {
-    const json& m = shards[i].manifest;
-    if (m.contains("kernels") && m["kernels"].is_object())
-      for (const auto& [name, k] : m["kernels"].items()) {
-        auto [first, inserted] = kernel_from.try_emplace(name, i);
-        if (inserted) continue;
-        const json& k0 = shards[first->second].manifest["kernels"][name];
-        for (const char* field : {"source", "package", "version", "sha256"})
-          if (differs(k0, k, field)) refuse("kernel '" + name + "'", field, first->second, i, k0[field], k[field]);
+  for (size_t i = 1; i < shards.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (auto d = artifact_difference(shards[j].manifest, shards[i].manifest)) {
+        const std::string da = shards[j].dir.string(), db = shards[i].dir.string();
+        throw Error("cannot merge " + db + " with " + da + ": " + d->what + " differs in " + d->field + " (" + da +
+                        ": " + d->a + ", " + db + ": " + d->b + ")",
+                    "the shards measured different artifacts, so their cells are not one run; compare them side by "
+                    "side (smtlab compare " + da + " " + db + "), or run that shard again with the same " + d->what);
       }
-    if (m.contains("image") && m["image"].is_object()) {
-      if (!image_from) {
-        image_from = i;
-        continue;
-      }
-      const json& i0 = shards[*image_from].manifest["image"];
-      for (const char* field : {"name", "digest"})
-        if (differs(i0, m["image"], field)) refuse("image", field, *image_from, i, i0[field], m["image"][field]);
-    }
-  }
 }
 
 // The entry of cell `id` in a shard's manifest (null when it has none).

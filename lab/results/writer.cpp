@@ -237,6 +237,11 @@ void ResultsWriter::set_cell_status(const std::string& id, const std::string& st
   if (!kStatuses.count(status))
     throw Error("invalid cell status '" + status + "'", "use pending, running, ok or failed");
   if (!extra.is_null() && !extra.is_object()) throw Error("cell fields for '" + id + "' must be a JSON object");
+  if (extra.is_object())
+    for (auto it = extra.begin(); it != extra.end(); ++it)
+      if (it.key() != "id" && !kAttemptFields.count(it.key()))
+        throw Error("cell field \"" + it.key() + "\" for '" + id + "' is not an attempt's field",
+                    "add it to results::kAttemptFields, so that a cell that runs again starts without it");
   std::lock_guard lock(*mutex_);
   json& cell = cell_entry(id);
   if (extra.is_object())
@@ -270,6 +275,22 @@ void ResultsWriter::record_resume(const std::string& at, const json& with) {
   list.push_back({{"at", at}, {"with", with}});
   manifest_["resumed"] = std::move(list);
   manifest_.erase("resumed_with");
+  save();
+}
+
+void ResultsWriter::record_interrupt(const std::string& at, const json& what) {
+  if (!what.is_object()) throw Error("what is recorded of an interrupt must be a JSON object");
+  std::lock_guard lock(*mutex_);
+  json list = json::array();
+  if (auto it = manifest_.find("interrupted"); it != manifest_.end() && it->is_array())
+    list = *it;
+  else if (it != manifest_.end())
+    list.push_back(it->is_object() ? *it : json{{"at", *it}});
+  json entry = {{"at", at}};
+  for (auto it = what.begin(); it != what.end(); ++it)
+    if (it.key() != "at") entry[it.key()] = it.value();
+  list.push_back(std::move(entry));
+  manifest_["interrupted"] = std::move(list);
   save();
 }
 
@@ -401,13 +422,8 @@ void ResultsWriter::reset_cell_locked(const std::string& id) {
     throw Error("cannot clear " + d.string() + (ec ? ": " + ec.message() : std::string()),
                 "move its files aside, then run again with --resume");
   json fresh = json::object();
-  for (auto it = cell.begin(); it != cell.end(); ++it) {
-    // What an attempt adds to a cell (see set_cell_status); the plan's fields stay.
-    static const std::set<std::string> run_fields = {"status", "error",  "guest_topology", "started", "finished",
-                                                     "wall_s", "bench_s", "ready_s",       "notes",   "console_tail", "disturbances",
-                                                     "job_s",  "job_start_s", "boot_group", "kernel_cmdline", "host_cpu"};
-    if (!run_fields.count(it.key())) fresh[it.key()] = it.value();
-  }
+  for (auto it = cell.begin(); it != cell.end(); ++it)
+    if (!kAttemptFields.count(it.key())) fresh[it.key()] = it.value();  // the plan's fields and "attempts"
   fresh["status"] = "pending";
   cell = std::move(fresh);
 }

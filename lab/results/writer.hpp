@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -32,6 +33,14 @@ class RecordBatch {
   void add(const std::string& id, const char* file, const nlohmann::json& record);
   std::map<std::pair<std::string, std::string>, std::string> lines_;  // (cell, file) -> its lines
 };
+
+// The fields an attempt of a cell adds to its manifest entry (set_cell_status takes no other):
+// archive_attempt moves them with the attempt, so that the next one starts from the plan's fields
+// alone. A new per-attempt field goes here, or set_cell_status refuses it.
+inline const std::set<std::string> kAttemptFields = {
+    "status",     "error",  "guest_topology", "started", "finished",   "wall_s",         "bench_s",  "ready_s",
+    "notes",      "console_tail", "disturbances", "host_cpu", "ran_alongside", "kernel_cmdline", "job_s",
+    "job_start_s", "boot_group"};
 
 class ResultsWriter {
  public:
@@ -60,8 +69,9 @@ class ResultsWriter {
   // Status of a cell ("pending", "running", "ok", "failed"); throws for an unknown id.
   std::string cell_status(const std::string& id) const;
 
-  // Sets the cell's "status" and merges `extra` (an object: "error", "started", "finished",
-  // "wall_s", "bench_s", "guest_topology", ...) into its manifest entry; rewrites manifest.json.
+  // Sets the cell's "status" and merges `extra` (an object of kAttemptFields: "error", "started",
+  // "finished", "wall_s", "bench_s", "guest_topology", ...; "id" is ignored) into its manifest
+  // entry; rewrites manifest.json. Throws for any other field.
   void set_cell_status(const std::string& id, const std::string& status,
                        const nlohmann::json& extra = nlohmann::json::object());
   // A resumed run: appends {"at": at, "with": with} (what the resuming smtlab recorded of itself:
@@ -69,6 +79,10 @@ class ResultsWriter {
   // list (one "resumed" time and one "resumed_with", overwritten by each resume) gets that
   // resume as the list's first entry.
   void record_resume(const std::string& at, const nlohmann::json& with);
+  // An interrupted run: appends {"at": at, ...what} (an object: "signal", "cells") to the
+  // manifest's "interrupted" list. A manifest from before the list (one "interrupted" time,
+  // overwritten by each interrupt) gets that interrupt as the list's first entry ({"at": time}).
+  void record_interrupt(const std::string& at, const nlohmann::json& what = nlohmann::json::object());
   // Merges top-level fields (e.g. "finished", "versions") into the manifest; rewrites it.
   void update_manifest(const nlohmann::json& fields);
   // Sets manifest[field][key] = value in one step (field: an object, made when missing), so that
@@ -91,10 +105,8 @@ class ResultsWriter {
   // Keeps an attempt of the cell before it runs again: moves cells/<id>/ to attempts/<id>/<n>/
   // (n = 1, 2, ...: the first number not taken), writes the attempt's manifest entry there as
   // entry.json, appends {"attempt": n, "status", "error", "started", "finished", "dir"} to the
-  // cell's "attempts", then clears the attempt's fields from the cell's entry (status, error,
-  // guest_topology, started, finished, wall_s, bench_s, ready_s, notes, console_tail,
-  // disturbances, host_cpu, kernel_cmdline; of a shared boot's cell also job_s, job_start_s,
-  // boot_group; "attempts" stays) and sets it back to "pending". `ending` (an object) is merged
+  // cell's "attempts", then clears the attempt's fields (kAttemptFields: "attempts" stays) from
+  // the cell's entry and sets it back to "pending". `ending` (an object) is merged
   // into what is recorded of the attempt, not into the cell: an attempt that ended without a
   // status of its own says so ({"status": "interrupted", "error": ...}). Used by
   // --resume --retry-failed (a failed cell), the rerun of a stalled cell and a boot retried.

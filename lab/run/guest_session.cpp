@@ -13,6 +13,7 @@
 #include "image/initramfs.hpp"
 #include "protocol/job_route.hpp"
 #include "run/job_builder.hpp"
+#include "run/noise_vm.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/log.hpp"
@@ -453,6 +454,24 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
         break;
       }
       all_done = false;
+    }
+    // A noise VM makes the topology's overcommit until the benchmark has ended (also on the pass
+    // that saw the benchmark's end): one that stopped, or whose agent ended its noise job, leaves
+    // a cell not measured under it. A panic or an init's last words on its console say why.
+    for (int k = 0; k < vms && outcome.error.empty(); ++k) {
+      auto& st = state[k];
+      if (st.benchmark) continue;
+      const bool stopped = group[k].is_stopped();
+      if (stopped) pump(k, false);
+      const auto lost = noise_vm_lost(
+          {k, stopped, stopped ? group[k].stop_info().describe() : "", st.ended, st.end_ok, st.last_error},
+          seconds_since(started));
+      if (lost.empty()) continue;
+      auto findings = console_findings(k);
+      if (vm::is_fatal(findings))
+        fail_from_console(k, findings);
+      else
+        fail(k, lost);
     }
     if (!outcome.error.empty() || all_done) break;
     double elapsed = seconds_since(started);

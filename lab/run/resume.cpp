@@ -2,12 +2,30 @@
 
 #include <fmt/core.h>
 
-
+#include "results/artifacts_check.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/utc.hpp"
 
 namespace smtlab::run {
+
+void check_resume_conditions(const nlohmann::json& recorded, const nlohmann::json& now, const std::filesystem::path& dir) {
+  auto refuse = [&](const std::string& what) {
+    throw Error("cannot resume " + dir.string() + ": " + what +
+                    "; its cells would mix measurements of different things in one results directory",
+                "finish the run where it started (that host's accelerator, the same kernels and image), or start a "
+                "new run in another results directory with -o NEW_DIR");
+  };
+  const auto accel = [](const nlohmann::json& m) {
+    return m.is_object() && m.contains("accel") && m["accel"].is_string() ? m["accel"].get<std::string>()
+                                                                          : std::string();
+  };
+  if (const auto was = accel(recorded), is = accel(now); !was.empty() && !is.empty() && was != is)
+    refuse("its guests ran under another accelerator (recorded " + was + ", now " + is + ")");
+  if (const auto d = results::artifact_difference(recorded, now))
+    refuse(d->what + " differs in " + d->field + " (recorded " + d->a + ", now " + d->b + ")");
+}
+
 CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::string>& ids, bool retry_failed,
                         const nlohmann::json* resumed_with) {
   CellChoice choice;
@@ -23,7 +41,10 @@ CellChoice choose_cells(results::ResultsWriter& writer, const std::vector<std::s
                   "resume with the same recipe and cell filters that started the run");
     }
   }
-  if (resumed_with) writer.record_resume(utc_now(), *resumed_with);
+  if (resumed_with) {
+    check_resume_conditions(writer.manifest(), *resumed_with, dir);
+    writer.record_resume(utc_now(), *resumed_with);
+  }
   for (size_t i = 0; i < ids.size(); ++i) {
     const std::string& id = ids[i];
     const std::string& status = statuses[i];

@@ -2,6 +2,7 @@
 // What a run does with the attempts in its results directory: which cells run now (in a new run
 // all of them; in a resumed one, `smtlab run --resume`, the ones that have not finished, and with
 // retry_failed the failed ones too), and what a boot that is booted again leaves.
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -15,9 +16,18 @@ struct CellChoice {
   int ok = 0, failed = 0;   // finished cells left as they are
 };
 
+// Throws unless a resume of the run recorded in `recorded` (its manifest, in `dir`) with `now`
+// (what this smtlab records of itself: "accel", "kernels", "image") measures what the run
+// measured: the same accelerator (kvm, tcg), and of the kernels both record and of the image, the
+// same bytes (results::artifact_difference). The error names what differs, recorded and now, and
+// what to do. Fields the manifest does not record (older versions) are not compared.
+void check_resume_conditions(const nlohmann::json& recorded, const nlohmann::json& now,
+                             const std::filesystem::path& dir);
+
 // `ids`: the planned cells, each of which must be in the writer's manifest (otherwise an Error
-// naming the cell and `dir`, and nothing in the directory has changed). Then, for a resumed run
-// (`resumed_with`: what this smtlab records of itself), the resume is recorded
+// naming the cell and `dir`, and nothing in the directory has changed). For a resumed run
+// (`resumed_with`: what this smtlab records of itself), so must its conditions
+// (check_resume_conditions). Then the resume is recorded
 // (ResultsWriter::record_resume). A cell that failed with `retry_failed` has its attempt kept under
 // attempts/ (ResultsWriter::archive_attempt, said on stderr); an ok or failed one is left as
 // it is; the others run afresh, and what an unfinished attempt of theirs wrote (a cell left

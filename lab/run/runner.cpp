@@ -183,6 +183,9 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     note("remote libvirt host " + info.hostname + ": guest files are staged in " +
          (options.remote_dir.empty() ? std::string(vm::kDefaultRemoteDir) : options.remote_dir.string()) +
          " there; guests are destroyed by that libvirtd if this process or its connection dies");
+  // A resume on a host that runs guests otherwise is refused before minutes of downloads (the
+  // kernels' and image's bytes are compared once prepared, by choose_cells).
+  if (options.resume) check_resume_conditions(writer->manifest(), {{"accel", summary.accel}}, summary.dir);
   if (info.accel == vm::Accel::tcg)
     note("no usable KVM: guests run under TCG (software emulation); numbers are for this emulated machine");
 
@@ -287,6 +290,17 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     return n ? "; what the cell wrote is kept in " + (summary.dir / "attempts" / id / std::to_string(n)).string() : "";
   };
 
+  // The cells an interrupt sent back to "pending", from every boot that saw it (recipe parallel:
+  // several): one entry of the manifest's "interrupted" list once the boots have ended.
+  std::mutex interrupted_mutex;
+  std::string interrupted_at;
+  nlohmann::json interrupted_cells = nlohmann::json::array();
+  auto note_interrupted = [&](const std::string& id) {
+    std::lock_guard lock(interrupted_mutex);
+    if (interrupted_at.empty()) interrupted_at = utc_now();
+    interrupted_cells.push_back(id);
+  };
+
   // A boot of one cell. `rerun_of`: this boot runs the cell again after its job stalled in a
   // shared boot (that boot counted it, and it is not run a third time); says so in its notes.
   struct Rerun {
@@ -318,7 +332,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     BootResult result;
     if (outcome.interrupted) {
       const std::string kept = keep_unfinished_attempt(cell.id, outcome.error);
-      writer->update_manifest({{"interrupted", utc_now()}});
+      note_interrupted(cell.id);
       progress.end_cell(k, "interrupted", "finish the run with --resume" + kept, rerun_of ? 0 : 1);
       result.interrupted = true;
       return result;
@@ -411,6 +425,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
       const auto& id = cells[j]->id;
       if (outcome.interrupted && !c.ended) {
         keep_unfinished_attempt(id, outcome.error);
+        note_interrupted(id);
         continue;
       }
       nlohmann::json extra = {{"started", started},
@@ -434,7 +449,6 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
       (c.ok ? result.ok : result.failed)++;
     }
     if (outcome.interrupted) {
-      writer->update_manifest({{"interrupted", utc_now()}});
       progress.end_cell(k, "interrupted", "finish the run with --resume", static_cast<int>(cells.size()));
       result.interrupted = true;
       return result;
@@ -553,8 +567,11 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     }
     lock.unlock();
     for (auto& t : threads) t.join();
-    if (boot_error) std::rethrow_exception(boot_error);
   }
+  if (summary.interrupted)
+    writer->record_interrupt(interrupted_at.empty() ? utc_now() : interrupted_at,
+                             {{"signal", vm::interrupt_signal()}, {"cells", interrupted_cells}});
+  if (boot_error) std::rethrow_exception(boot_error);
   if (!summary.interrupted) writer->update_manifest({{"finished", utc_now()}});
   return summary;
 }

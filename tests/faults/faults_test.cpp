@@ -335,6 +335,28 @@ TEST_CASE("a guest that freezes or meets a stray int3 mid-benchmark fails at onc
   CHECK(qemu_of(dir).empty());
 }
 
+TEST_CASE("a noise guest that ends while the benchmark runs fails the cell: it was not measured under its overcommit") {
+  // smtlab.fault=noise-ends: the noise VM's agent stops its CPU hog 2 s after it started and ends
+  // its job (its guest then powers off) while the benchmark VM's command sleeps 30 s.
+  auto dir = suite_dir("noise-ends");
+  auto r = run_smtlab({"run", faults_recipe("noise-ends.yaml"), "-o", dir.string(), "--no-compare"}, 900s);
+  INFO(run_failure_summary(dir, r.err));
+  CHECK(r.status == 4);
+  auto manifest = read_json(dir / "manifest.json");
+  REQUIRE(manifest["cells"].size() == 1);
+  const auto cell = manifest["cells"][0];
+  CHECK(cell["status"] == "failed");
+  CHECK_THAT(cell["error"].get<std::string>(),
+             Catch::StartsWith("VM 1 (noise) ") && Catch::Contains("before the benchmark ended") &&
+                 Catch::Contains("not measured under its topology's overcommit"));
+  // The noise did run, and its end was the injected fault's.
+  const auto events = text_of(dir / "cells" / cell["id"].get<std::string>() / "events.jsonl");
+  CHECK_THAT(events, Catch::Contains("noise-started") && Catch::Contains("\"fault\":\"noise-ends\""));
+  // The benchmark's iteration had not ended: no sample.
+  CHECK(text_of(dir / "cells" / cell["id"].get<std::string>() / "samples.jsonl").empty());
+  CHECK(qemu_of(dir).empty());
+}
+
 TEST_CASE("a guest that hangs silently is ended by the cell timeout, well within the boot+cell budget") {
   auto dir = suite_dir("hang");
   auto started = std::chrono::steady_clock::now();
@@ -424,7 +446,11 @@ TEST_CASE("SIGTERM during a cell: status 130, cell pending, manifest readable, t
     CHECK_THAT(bg.err(), Catch::Contains("interrupted"));
     auto manifest = read_json(dir / "manifest.json");
     for (const auto& c : manifest["cells"]) CHECK(c["status"] == "pending");
-    CHECK(manifest.contains("interrupted"));
+    // The interrupt is an entry of the manifest's "interrupted" list: when, the signal, its cells.
+    REQUIRE(manifest["interrupted"].is_array());
+    REQUIRE(manifest["interrupted"].size() == 1);
+    CHECK(manifest["interrupted"][0]["signal"] == SIGTERM);
+    CHECK(manifest["interrupted"][0]["cells"] == json::array({manifest["cells"][0]["id"]}));
     // What the interrupted cell wrote (its guest's console at least) is kept, not deleted.
     const json interrupted = reruns_of(manifest["cells"][0]);
     REQUIRE(interrupted.size() == 1);

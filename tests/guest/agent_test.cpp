@@ -368,6 +368,18 @@ TEST_CASE("a noise job starts stress-ng and keeps running (no end record)") {
   CHECK_THAT(read_file(bin / "stress-ng.args"), Catch::Contains("--cpu 3 --cpu-load 40"));
 }
 
+TEST_CASE("a noise job whose stress-ng exits and cannot be started again ends with an error record and end(failed)") {
+  // The noise VM's cell must not go on as if measured under noise: the host sees this end.
+  auto bin = fake_tool("stress-ng", "rm -f \"$0\"; exit 0");
+  Run run = run_agent({{"schema", 1}, {"role", "noise"}, {"kind", "noise"}, {"noise", {{"workers", 1}, {"load", 100}}}},
+                      bin, 30);
+  CHECK(run.exit_code == 1);
+  check_stream_shape(run, false);
+  REQUIRE(run.of("error").size() == 1);
+  CHECK_THAT(run.of("error")[0]->body["message"].get<std::string>(),
+             Catch::Contains("the noise stopped") && Catch::Contains("could not be started again"));
+}
+
 TEST_CASE("agent failures end the stream with error and end(failed)") {
   SECTION("a command that fails") {
     Run run = run_agent({{"schema", 1}, {"kind", "exec"}, {"argv", {"sh", "-c", "exit 3"}}});

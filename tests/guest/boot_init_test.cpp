@@ -30,13 +30,14 @@ TEST_CASE("kernel command line: every KEY=VALUE word of a key, in order, and the
 
   CHECK(faults_from_cmdline("console=ttyS0 smtlab.root=/dev/vda").empty());
   CHECK(faults_from_cmdline("smtlab.fault=chat-stop-server quiet") == V{"chat-stop-server"});
+  CHECK(faults_from_cmdline("smtlab.fault=noise-ends") == V{"noise-ends"});
   try {
     faults_from_cmdline("quiet smtlab.fault=chat-stop-sever");
     FAIL("an unknown fault was accepted");
   } catch (const std::exception& e) {
     const std::string what = smtlab::describe(e);
     CHECK_THAT(what, Catch::Contains("smtlab.fault=chat-stop-sever") && Catch::Contains("not a fault") &&
-                         Catch::Contains("smtlab.fault=chat-stop-server"));
+                         Catch::Contains("smtlab.fault=chat-stop-server") && Catch::Contains("smtlab.fault=noise-ends"));
   }
 }
 

@@ -157,6 +157,78 @@ TEST_CASE("archive_attempt keeps a failed attempt's files and entry aside before
   fs::remove_all(dir);
 }
 
+TEST_CASE("a cell that runs again starts from the plan's fields alone: the archived attempt's fields go with it") {
+  fs::path dir = temp_dir("attempt-fields");
+  auto w = ResultsWriter::create(dir, manifest());
+  const json planned = w.manifest()["cells"][1];
+  // What the runner records of one attempt of a cell (run/runner.cpp), ran alongside another boot.
+  const json attempt = {{"started", "s1"},
+                        {"finished", "f1"},
+                        {"wall_s", 12.5},
+                        {"bench_s", 10.0},
+                        {"ready_s", {3.1}},
+                        {"guest_topology", json::array({{{"online", "0"}}})},
+                        {"kernel_cmdline", "console=ttyS0"},
+                        {"notes", {"a note"}},
+                        {"disturbances", {"ran alongside cell(s) c0 (other boots on other host CPUs: recipe parallel)"}},
+                        {"ran_alongside", {"c0"}},
+                        {"host_cpu", {{"guests_pct", 90.0}}},
+                        {"error", "boom"},
+                        {"console_tail", "panic"}};
+  w.set_cell_status("c1", "failed", attempt);
+  w.append_sample("c1", sample(1, 5));
+  REQUIRE(w.archive_attempt("c1") == 1);
+  json cell = w.manifest()["cells"][1];
+  json expected = planned;
+  expected["status"] = "pending";
+  expected["attempts"] = cell["attempts"];
+  CHECK(cell == expected);
+  // The archived entry keeps every one of them.
+  auto entry = json::parse(smtlab::read_file(dir / "attempts" / "c1" / "1" / "entry.json", 1 << 20));
+  for (auto it = attempt.begin(); it != attempt.end(); ++it) CHECK(entry[it.key()] == it.value());
+  // An unfinished attempt set aside by --resume is cleared the same way.
+  w.set_cell_status("c1", "running", {{"started", "s2"}, {"ran_alongside", {"c0"}}});
+  w.append_sample("c1", sample(1, 6));
+  REQUIRE(w.archive_unfinished("c1", {{"status", "interrupted"}}) == 2);
+  CHECK_FALSE(w.manifest()["cells"][1].contains("ran_alongside"));
+  // A field set_cell_status does not know as an attempt's would stay behind: refused.
+  try {
+    w.set_cell_status("c1", "ok", {{"per_attempt_thing", 1}});
+    FAIL("an unknown cell field was accepted");
+  } catch (const smtlab::Error& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("per_attempt_thing") && Catch::Contains("c1"));
+  }
+  CHECK(w.cell_status("c1") == "pending");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("every interrupt is appended to the manifest's interrupted list, and an old single time becomes its first entry") {
+  fs::path dir = temp_dir("interrupted");
+  {
+    auto w = ResultsWriter::create(dir, manifest());
+    // As smtlab wrote an interrupt before the list: one time, overwritten by the next interrupt.
+    w.update_manifest({{"interrupted", "2026-01-01T00:00:00Z"}});
+  }
+  // A results directory from before the list still loads.
+  CHECK(load_results(dir).manifest["interrupted"] == "2026-01-01T00:00:00Z");
+  {
+    auto w = ResultsWriter::open(dir);
+    w.record_interrupt("2026-01-02T00:00:00Z", {{"signal", 2}, {"cells", {"c0"}}});
+    w.record_interrupt("2026-01-03T00:00:00Z", {{"signal", 15}, {"cells", {"c1"}}});
+  }
+  const json list = load_results(dir).manifest["interrupted"];  // as written to disk
+  CHECK(list == json::array({{{"at", "2026-01-01T00:00:00Z"}},
+                             {{"at", "2026-01-02T00:00:00Z"}, {"signal", 2}, {"cells", {"c0"}}},
+                             {{"at", "2026-01-03T00:00:00Z"}, {"signal", 15}, {"cells", {"c1"}}}}));
+  // A new run's first interrupt starts the list.
+  fs::path fresh = temp_dir("interrupted-new");
+  auto n = ResultsWriter::create(fresh, manifest());
+  n.record_interrupt("2026-01-04T00:00:00Z");
+  CHECK(n.manifest()["interrupted"] == json::array({{{"at", "2026-01-04T00:00:00Z"}}}));
+  fs::remove_all(dir);
+  fs::remove_all(fresh);
+}
+
 TEST_CASE("bad manifests and cell ids are refused with an error") {
   fs::path dir = temp_dir("bad");
   json m = manifest();

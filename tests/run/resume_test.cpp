@@ -214,3 +214,58 @@ TEST_CASE("resume: each resume is added to the manifest's resumed list once the 
   choose_cells(n, {"a"}, false);
   CHECK_FALSE(n.manifest().contains("resumed"));
 }
+
+TEST_CASE("resume: another accelerator, kernel or image is refused, naming what differs, before anything changes") {
+  const fs::path dir = smtlab::test::scratch_path("resume-conditions");
+  const json kernel = {{"version", "6.12.1"}, {"sha256", std::string(64, 'a')}};
+  const json image = {{"name", "bench"}, {"digest", std::string(64, 'd')}};
+  {
+    json m = {{"recipe", {{"name", "r"}, {"sha256", "abc"}}},
+              {"accel", "kvm"},
+              {"kernels", {{"debian-6.12", kernel}}},
+              {"image", image},
+              {"cells", json::array({{{"id", "a"}}, {{"id", "b"}}})}};
+    auto w = ResultsWriter::create(dir, m);
+    w.set_cell_status("a", "ok");
+    w.set_cell_status("b", "failed", {{"error", "boom"}});
+    w.append_sample("b", sample(1));
+  }
+  auto w = ResultsWriter::open(dir);
+  const json same = {{"accel", "kvm"}, {"kernels", {{"debian-6.12", kernel}}}, {"image", image}};
+  auto refused = [&](json now) {
+    try {
+      choose_cells(w, {"a", "b"}, true, &now);
+    } catch (const smtlab::Error& e) {
+      CHECK_THAT(e.hint(), Catch::Contains("-o NEW_DIR") && Catch::Contains("where it started"));
+      return std::string(e.what());
+    }
+    FAIL("the resume was not refused");
+    return std::string();
+  };
+  SECTION("another accelerator") {
+    json now = same;
+    now["accel"] = "tcg";
+    CHECK_THAT(refused(now), Catch::Contains("cannot resume " + dir.string()) &&
+                                 Catch::Contains("accelerator (recorded kvm, now tcg)"));
+  }
+  SECTION("another kernel of the same name") {
+    json now = same;
+    now["kernels"]["debian-6.12"]["sha256"] = std::string(64, 'b');
+    CHECK_THAT(refused(now), Catch::Contains("kernel 'debian-6.12' differs in sha256 (recorded aaaaaaaaaaaa, now "
+                                             "bbbbbbbbbbbb)"));
+  }
+  SECTION("another image") {
+    json now = same;
+    now["image"]["digest"] = std::string(64, 'e');
+    CHECK_THAT(refused(now), Catch::Contains("image differs in digest (recorded dddddddddddd, now eeeeeeeeeeee)"));
+  }
+  // Nothing changed: no resume recorded, the failed attempt not moved.
+  CHECK_FALSE(w.manifest().contains("resumed"));
+  CHECK(w.cell_status("b") == "failed");
+  CHECK(fs::exists(dir / "cells" / "b" / "samples.jsonl"));
+  CHECK_FALSE(fs::exists(dir / "attempts"));
+  // The same conditions resume.
+  auto choice = choose_cells(w, {"a", "b"}, true, &same);
+  CHECK(choice.run == std::vector<size_t>{1});
+  CHECK(w.manifest()["resumed"].size() == 1);
+}
