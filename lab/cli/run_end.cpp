@@ -6,6 +6,7 @@
 #include "plan/plan.hpp"
 #include "results/results.hpp"
 #include "util/error.hpp"
+#include "util/process.hpp"
 
 namespace smtlab::cli {
 
@@ -56,14 +57,7 @@ int compare_after_run(const std::vector<fs::path>& dirs, const CompareFlags& fla
   }
 }
 
-std::string shell_word(const std::string& text) {
-  const bool plain = !text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                             "0123456789_-+=.,:/@%") == std::string::npos;
-  if (plain) return text;
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+std::string shell_word(const std::string& text) { return shell_quote({text}); }
 
 int finish_run(const run::RunSummary& summary, const RunEnd& end, const CompareFlags& flags) {
   std::cerr << "smtlab: " << end.what << summary.cells << " cells: " << summary.ok << " ok, " << summary.failed

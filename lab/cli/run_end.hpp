@@ -25,7 +25,7 @@ results::RunResults results_to_be(const recipe::Recipe& recipe, const run::RunOp
 // nothing). Otherwise returns what print_comparison returns (kOk, kRegression, kCellsFailed).
 int compare_after_run(const std::vector<std::filesystem::path>& dirs, const CompareFlags& flags);
 
-// `text` as one shell word: unchanged when it is plain, else in single quotes.
+// `text` as one shell word: unchanged when it is plain, else in single quotes (util::shell_quote).
 std::string shell_word(const std::string& text);
 
 struct RunEnd {
