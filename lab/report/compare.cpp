@@ -81,8 +81,13 @@ CompareResult compare_runs(const std::vector<results::RunResults>& runs, const C
     const std::string problems = md_disturbed(b) + md_failed(b);
     s += problems.empty() ? "" : "\n" + problems;
   }
-  if (r.regressions.empty()) {
+  if (r.regressions.empty() && r.unmeasured.empty()) {
     s += fmt::format("\nNo significant regression beyond {:.2f}% against the baseline.\n",
+                     options.regression_threshold_pct);
+  } else if (r.regressions.empty()) {
+    // Not "no regression": what was not measured may hide one.
+    s += fmt::format("\nNo significant regression beyond {:.2f}% among what was measured; what was not "
+                     "(below) could hide one, so this comparison does not pass.\n",
                      options.regression_threshold_pct);
   } else {
     s += fmt::format("\n**{} significant regression(s) beyond {:.2f}%:**\n\n", r.regressions.size(),

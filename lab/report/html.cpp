@@ -251,6 +251,13 @@ std::string render_html_report(const std::vector<results::RunResults>& runs, con
                 "</li>\n";
     }
   if (!failed.empty()) h += "<div class=\"failed\"><b>Cells that did not finish ok</b><ul>" + failed + "</ul></div>\n";
+  // What compare --fail-on-regression refuses to pass: the failed cells above, and ok cells that
+  // lack a metric another column of their table has.
+  if (const auto unmeasured = find_unmeasured(t); !unmeasured.empty()) {
+    h += "<div class=\"failed\"><b>Not measured</b> (a comparison cannot pass these columns)<ul>";
+    for (const auto& u : unmeasured) h += "<li>" + escape(u.describe()) + "</li>";
+    h += "</ul></div>\n";
+  }
   std::string disturbed;
   for (const auto& b : t.blocks)
     for (const auto& d : b.disturbed) {

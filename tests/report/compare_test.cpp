@@ -399,6 +399,10 @@ TEST_CASE("the gate's columns that were not measured: a failed cell (baseline or
                      });
   // chat has no column but base: nothing is missing there.
   CHECK(r.markdown_summary.find("**3 column(s) not measured: no comparison can pass them:**") != std::string::npos);
+  // Without a regression, the summary must not read as a pass.
+  CHECK(r.markdown_summary.find("No significant regression beyond 1.00% against the baseline") == std::string::npos);
+  CHECK(r.markdown_summary.find("No significant regression beyond 1.00% among what was measured; what was not "
+                                "(below) could hide one, so this comparison does not pass.") != std::string::npos);
   CHECK(r.markdown_summary.find("- not measured: kernbench partial-HT (cell cell2): no samples for elsp-4\n") !=
         std::string::npos);
 
@@ -410,5 +414,6 @@ TEST_CASE("the gate's columns that were not measured: a failed cell (baseline or
   auto fine = report::compare_runs({measured}, o);
   CHECK(fine.unmeasured.empty());
   CHECK(fine.markdown_summary.find("not measured") == std::string::npos);
+  CHECK(fine.markdown_summary.find("No significant regression beyond 1.00% against the baseline.") != std::string::npos);
   std::filesystem::remove_all(dir);
 }

@@ -46,6 +46,8 @@ TEST_CASE("the HTML report is one self-contained page with charts, topology and 
   CHECK(html.find("manifest.json</summary>") != std::string::npos);
   CHECK(html.find("0123abcd") != std::string::npos);
 
+  CHECK(html.find("<b>Not measured</b>") == std::string::npos);  // every column measured every metric
+
   o.plots = false;
   std::string tables_only = report::render_html_report({run}, o);
   CHECK(count(tables_only, "<svg") == 0);
@@ -104,5 +106,28 @@ TEST_CASE("the HTML report lists the cells measured while disturbed, escaped") {
   html = report::render_html_report({run}, {});
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("<li>rcu-stall: &lt;script&gt;x&lt;/script&gt;</li>") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the HTML report lists the columns a comparison cannot pass: an ok cell that lacks a metric") {
+  std::vector<fixtures::CellSpec> specs(2);
+  specs[0].variant = "base", specs[1].variant = "partial";
+  for (auto& spec : specs) spec.topology = "HT";
+  auto dir = fixtures::temp_dir("html-unmeasured");
+  {
+    auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
+    for (int it = 1; it <= 3; ++it) {
+      w.append_sample("cell0", fixtures::sample("elsp-2", 100 + it, it));
+      w.append_sample("cell0", fixtures::sample("elsp-4", 50 + it, it));
+      w.append_sample("cell1", fixtures::sample("elsp-2", 100 + it, it));
+    }
+    for (const char* id : {"cell0", "cell1"}) w.set_cell_status(id, "ok");
+  }
+  auto run = results::load_results(dir);
+  std::string html = report::render_html_report({run}, {});
+  // Both cells ended ok, so the failed list is empty; partial still lacks elsp-4.
+  CHECK(html.find("Cells that did not finish ok") == std::string::npos);
+  CHECK(html.find("<b>Not measured</b>") != std::string::npos);
+  CHECK(html.find("<li>kernbench partial-HT (cell cell1): no samples for elsp-4</li>") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
