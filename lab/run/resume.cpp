@@ -22,6 +22,20 @@ void check_resume_conditions(const nlohmann::json& recorded, const nlohmann::jso
   };
   if (const auto was = accel(recorded), is = accel(now); !was.empty() && !is.empty() && was != is)
     refuse("its guests ran under another accelerator (recorded " + was + ", now " + is + ")");
+  // A shard resumes as the shard it is: its manifest holds that shard's cells only.
+  if (now.is_object() && now.contains("shard") && recorded.is_object() && recorded.contains("shard") &&
+      recorded["shard"].is_object()) {
+    const auto shard = [](const nlohmann::json& s) {
+      return s.is_object() && s.value("index", 0) > 0 && s.value("count", 0) > 0
+                 ? std::to_string(s.value("index", 0)) + "/" + std::to_string(s.value("count", 0))
+                 : std::string();
+    };
+    const std::string was = shard(recorded["shard"]), is = shard(now["shard"]);
+    if (!was.empty() && was != is)
+      throw Error("cannot resume " + dir.string() + ": it holds shard " + was + " of its plan, and this run " +
+                      (is.empty() ? std::string("is not sharded") : "is shard " + is),
+                  "resume with --shard " + was + " (and the recipe, cell filters and iterations that started it)");
+  }
   if (const auto d = results::artifact_difference(recorded, now))
     refuse(d->what + " differs in " + d->field + " (recorded " + d->a + ", now " + d->b + ")");
 }

@@ -169,6 +169,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
       throw Error(summary.dir.string() + " was made from another recipe (sha256 " + sha.substr(0, 12) + ", this one " +
                       recipe.sha256.substr(0, 12) + ")",
                   "resume with the recipe file that started the run, or start a new run with -o NEW_DIR");
+    check_resume_conditions(m, {{"shard", plan::shard_record(plan, options.plan)}}, summary.dir);
   } else {
     // Before minutes of downloads; create() checks again under the directory's lock.
     results::ResultsWriter::check_new_dir(summary.dir);

@@ -12,6 +12,7 @@
 namespace fs = std::filesystem;
 using nlohmann::json;
 using smtlab::results::ResultsWriter;
+using smtlab::run::check_resume_conditions;
 using smtlab::run::choose_cells;
 
 namespace {
@@ -268,4 +269,29 @@ TEST_CASE("resume: another accelerator, kernel or image is refused, naming what 
   auto choice = choose_cells(w, {"a", "b"}, true, &same);
   CHECK(choice.run == std::vector<size_t>{1});
   CHECK(w.manifest()["resumed"].size() == 1);
+}
+
+TEST_CASE("resume: a shard resumes as the shard it recorded, or is refused with the --shard to use") {
+  const fs::path dir = "/results/r-shard";
+  const json recorded = {{"accel", "tcg"}, {"shard", {{"index", 2}, {"count", 3}, {"plan_cells", {"a", "b", "c"}}}}};
+  const json same = {{"shard", {{"index", 2}, {"count", 3}}}};
+  CHECK_NOTHROW(check_resume_conditions(recorded, same, dir));
+  // No shard in `now` (a caller that does not compare it), or none recorded (an unsharded run, or
+  // one made before shards were recorded): nothing to compare.
+  CHECK_NOTHROW(check_resume_conditions(recorded, {{"accel", "tcg"}}, dir));
+  CHECK_NOTHROW(check_resume_conditions({{"accel", "tcg"}}, same, dir));
+  auto refused = [&](const json& shard) {
+    try {
+      check_resume_conditions(recorded, {{"shard", shard}}, dir);
+    } catch (const smtlab::Error& e) {
+      CHECK_THAT(e.hint(), Catch::Contains("resume with --shard 2/3"));
+      return std::string(e.what());
+    }
+    FAIL("the resume was not refused");
+    return std::string();
+  };
+  CHECK_THAT(refused({{"index", 1}, {"count", 3}}),
+             Catch::Contains("cannot resume /results/r-shard: it holds shard 2/3 of its plan, and this run is shard 1/3"));
+  CHECK_THAT(refused({{"index", 2}, {"count", 4}}), Catch::Contains("this run is shard 2/4"));
+  CHECK_THAT(refused(nullptr), Catch::Contains("it holds shard 2/3 of its plan, and this run is not sharded"));
 }
