@@ -208,6 +208,24 @@ std::string short_metrics(const std::vector<Sample>& samples, int iterations) {
   return more ? out + " and " + std::to_string(more) + " more" : out;
 }
 
+// "vm 1, vm 2": the guests that the cell's definition gives the benchmark role and that have no
+// measured sample of any metric ("" when the manifest does not record the roles).
+std::string silent_benchmark_vms(const json& entry, const std::vector<Sample>& samples) {
+  const json* roles = nullptr;
+  if (auto d = entry.find("definition"); d != entry.end() && d->is_object())
+    if (auto t = d->find("topology"); t != d->end() && t->is_object())
+      if (auto r = t->find("roles"); r != t->end() && r->is_array()) roles = &*r;
+  if (!roles) return "";
+  std::set<int> reported;
+  for (const auto& s : samples)
+    if (!s.warmup) reported.insert(s.vm);
+  std::string out;
+  for (size_t vm = 0; vm < roles->size(); ++vm)
+    if ((*roles)[vm] == "benchmark" && !reported.count(static_cast<int>(vm)))
+      out += (out.empty() ? "vm " : ", vm ") + std::to_string(vm);
+  return out;
+}
+
 // What a cell's samples lack or repeat (`file`: its samples.jsonl, already read): a repeat is
 // dropped; an "ok" cell without a file, without measured samples, or with fewer than its
 // iterations is said, with the command that measures it again. The tables use what there is.
@@ -225,10 +243,15 @@ void check_samples(Loader& loader, const json& manifest, CellResult& cell, const
     loader.warn(where + " is missing although the cell ended ok: it has no numbers" + again);
   } else if (std::none_of(cell.samples.begin(), cell.samples.end(), [](const Sample& s) { return !s.warmup; })) {
     loader.warn(where + " has no measured sample although the cell ended ok" + again);
-  } else if (iterations > 0) {
-    if (auto fewer = short_metrics(cell.samples, iterations); !fewer.empty())
-      loader.warn(where + ": fewer measured samples than the cell's " + std::to_string(iterations) +
-                  " iterations (" + fewer + "); its statistics use those there are" + again);
+  } else {
+    if (iterations > 0)
+      if (auto fewer = short_metrics(cell.samples, iterations); !fewer.empty())
+        loader.warn(where + ": fewer measured samples than the cell's " + std::to_string(iterations) +
+                    " iterations (" + fewer + "); its statistics use those there are" + again);
+    // short_metrics counts the guests that reported something; a benchmark guest may have not.
+    if (auto silent = silent_benchmark_vms(cell.entry, cell.samples); !silent.empty())
+      loader.warn(where + ": no measured sample from " + silent +
+                  " (benchmark role), although the cell ended ok; its statistics use the other guests'" + again);
   }
 }
 

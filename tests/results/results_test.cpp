@@ -290,6 +290,10 @@ TEST_CASE("an ok cell without samples, with fewer than its iterations, or with a
                         {"kind", "kernbench"}, {"vms", 2}, {"iterations", 3}});
   m["cells"].push_back({{"id", "c3"}, {"index", 3}, {"variant", "fourth"}, {"topology", "HT"}, {"benchmark", "kernbench"},
                         {"kind", "kernbench"}, {"vms", 1}, {"iterations", 3}});
+  // c4: three guests, two of them running the benchmark (its definition says so; c2's records no roles).
+  m["cells"].push_back({{"id", "c4"}, {"index", 4}, {"variant", "fifth"}, {"topology", "HT"}, {"benchmark", "kernbench"},
+                        {"kind", "kernbench"}, {"vms", 3}, {"iterations", 3},
+                        {"definition", {{"topology", {{"roles", {"benchmark", "benchmark", "noise"}}}}}}});
   auto on_vm = [](json s, int vm, const std::string& metric) {
     s["vm"] = vm;
     s["metric"] = metric;
@@ -312,10 +316,13 @@ TEST_CASE("an ok cell without samples, with fewer than its iterations, or with a
     // c3: failed after one iteration: its failure says what happened, no warning.
     w.append_sample("c3", sample(1, 1));
     w.set_cell_status("c3", "failed", {{"error", "kernel panic"}});
+    // c4: ok, vm 0 measured every iteration; vm 1, a benchmark guest, sent nothing; vm 2 is noise.
+    for (int it : {1, 2, 3}) w.append_sample("c4", sample(it, it));
+    w.set_cell_status("c4", "ok");
   }
   RunResults r = load_results(dir);
   for (const auto& w : r.warnings) UNSCOPED_INFO(w);
-  REQUIRE(r.warnings.size() == 4);
+  REQUIRE(r.warnings.size() == 5);
   const std::string again = " --iterations 3 -o NEW_DIR";
   CHECK(r.warnings[0] == "cell c0: " + (dir / "cells" / "c0" / "samples.jsonl").string() +
                              " is missing although the cell ended ok: it has no numbers; measure the cell again with: "
@@ -329,6 +336,10 @@ TEST_CASE("an ok cell without samples, with fewer than its iterations, or with a
   CHECK(r.warnings[3] == c2 + ": fewer measured samples than the cell's 3 iterations (elsp-4 of vm 0: 2); its "
                               "statistics use those there are; measure the cell again with: "
                               "smtlab run '/r/my recipe.yaml' --cells c2" + again);
+  CHECK(r.warnings[4] == "cell c4: " + (dir / "cells" / "c4" / "samples.jsonl").string() +
+                             ": no measured sample from vm 1 (benchmark role), although the cell ended ok; its "
+                             "statistics use the other guests'; measure the cell again with: "
+                             "smtlab run '/r/my recipe.yaml' --cells c4" + again);
   // The first record of each sample is kept, in order: n counts each iteration once.
   std::vector<double> elsp2_vm0;
   for (const auto& s : r.cells[2].samples)
