@@ -266,7 +266,8 @@ TEST_CASE("a chat that stalls runs once more under TCG, its attempt kept, in a b
 }
 
 TEST_CASE("a guest that freezes or meets a stray int3 mid-benchmark fails at once, not at the cell timeout, and runs once more under TCG") {
-  // recipes/freeze.yaml flips a static branch 6000 times under four busy loops. Under TCG the
+  // recipes/freeze.yaml flips a static branch 6000 times (for at most 180 s, so that a slow guest
+  // on a loaded host completes rather than meets the cell timeout) under four busy loops. Under TCG the
   // Debian 6.1 guest froze within 200-2300 flips in each of 8 tries (and once, 2026-12-07, died of
   // "int3: 0000 [#1]" after 700) and the 6.12 guest died of "Oops: int3" within 50-100 (QEMU keeps
   // a patched-away int3 translated). That is QEMU's doing, so the test asserts what smtlab does in
