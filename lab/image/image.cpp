@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "image/dpkg_status.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
@@ -117,6 +118,8 @@ ImageArtifact prepare_image(const recipe::ImageSpec& spec, cache::Cache& cache, 
       fs::permissions(dst, (perms & fs::perms::owner_exec) != fs::perms::none ? fs::perms(0755) : fs::perms(0644));
     }
     fs::create_directories(rootfs / "run");
+    // What mmdebstrap installed (the guest's gcc, make, libc: what kernbench's times depend on).
+    const auto installed = installed_packages(rootfs);
 
     const std::uint64_t content_mib = tree_bytes(rootfs) / (1 << 20);
     fs_mib = spec.size_mib > 0 ? static_cast<std::uint64_t>(spec.size_mib)
@@ -140,7 +143,8 @@ ImageArtifact prepare_image(const recipe::ImageSpec& spec, cache::Cache& cache, 
     fs::remove(ext4);
     json meta = {{"schema", 1},           {"name", spec.name},       {"suite", spec.suite},
                  {"variant", spec.variant}, {"mirror", spec.mirror}, {"packages", packages},
-                 {"fs_size_mib", fs_mib},  {"source_date_epoch", kSourceDateEpoch}};
+                 {"fs_size_mib", fs_mib},  {"source_date_epoch", kSourceDateEpoch},
+                 {"installed", installed}, {"sha256", sha256_file(tmp / "base.qcow2")}};
     write_file_atomic(tmp / "meta.json", meta.dump(1) + "\n");
   });
   ImageArtifact a;
@@ -152,6 +156,11 @@ ImageArtifact prepare_image(const recipe::ImageSpec& spec, cache::Cache& cache, 
   a.dir = entry.dir;
   const json meta = json::parse(read_file(entry.dir / "meta.json", 1 << 20));
   a.fs_size_mib = meta.value("fs_size_mib", std::uint64_t{0});
+  // Entries built before these were recorded have neither (the run's manifest then has neither).
+  if (meta.contains("sha256") && meta["sha256"].is_string()) a.sha256 = meta["sha256"].get<std::string>();
+  if (meta.contains("installed") && meta["installed"].is_object())
+    for (const auto& [name, version] : meta["installed"].items())
+      if (version.is_string()) a.installed.emplace(name, version.get<std::string>());
   return a;
 }
 

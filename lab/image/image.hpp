@@ -4,6 +4,7 @@
 // cached (kind "image": <entry>/base.qcow2 + meta.json). Runs use qcow2 overlays on the base.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "cache/cache.hpp"
@@ -20,6 +21,10 @@ struct ImageArtifact {
   std::uint64_t fs_size_mib = 0;  // size of the ext4 file system the guest sees
   bool cache_hit = false;
   std::filesystem::path dir;  // the cache entry
+  // Recorded when the image was built (empty for cache entries built before they were): the
+  // sha256 of base.qcow2, and each installed Debian package's version (dpkg_status.hpp).
+  std::string sha256;
+  std::map<std::string, std::string> installed;
 };
 
 // Builds (or finds) the image. Needs root (mmdebstrap --mode=root keeps file ownership for mke2fs -d).

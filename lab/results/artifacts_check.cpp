@@ -33,7 +33,7 @@ std::optional<ArtifactDifference> artifact_difference(const json& a, const json&
         if (auto d = field_difference("kernel '" + name + "'", k, kb[name], {"source", "package", "version", "sha256"}))
           return d;
   const json &ia = object_of(a, "image"), &ib = object_of(b, "image");
-  if (ia.is_object() && ib.is_object()) return field_difference("image", ia, ib, {"name", "digest"});
+  if (ia.is_object() && ib.is_object()) return field_difference("image", ia, ib, {"name", "digest", "sha256"});
   return std::nullopt;
 }
 

@@ -16,7 +16,7 @@ struct ArtifactDifference {
 };
 
 // The first difference between the "kernels" (of the names both record: source, package,
-// version, sha256) and the "image" (name, digest) of manifests `a` and `b`; none when they agree.
+// version, sha256) and the "image" (name, digest, sha256 of its qcow2) of manifests `a` and `b`; none when they agree.
 // Fields either does not record (older manifests) are not compared.
 std::optional<ArtifactDifference> artifact_difference(const nlohmann::json& a, const nlohmann::json& b);
 

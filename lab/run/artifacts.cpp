@@ -24,6 +24,8 @@ nlohmann::json Artifacts::manifest() const {
   nlohmann::json out;
   out["image"] = {{"name", image.name}, {"digest", image.digest}, {"size", image.size},
                   {"fs_size_mib", image.fs_size_mib}, {"cache_hit", image.cache_hit}};
+  if (!image.sha256.empty()) out["image"]["sha256"] = image.sha256;
+  if (!image.installed.empty()) out["image"]["installed"] = image.installed;
   out["kernels"] = nlohmann::json::object();
   for (const auto& [name, k] : kernels) {
     out["kernels"][name] = {{"source", recipe::to_string(k.kernel.source)},

@@ -7,6 +7,7 @@
 
 #include "image/image.hpp"
 #include "util/process.hpp"
+#include "util/sha256.hpp"
 
 namespace fs = std::filesystem;
 
@@ -39,9 +40,18 @@ TEST_CASE("a minimal image builds, is a cache hit the second time, and overlays 
   auto ps = smtlab::run_checked({"debugfs", "-R", "stat /usr/bin/ps", raw.string()});
   CHECK(ps.out.find("Type: regular") != std::string::npos);
 
+  // The image records its bytes and what it has installed: the package asked for, and what the
+  // minbase variant brings (dpkg itself).
+  CHECK(a.sha256 == smtlab::sha256_file(a.qcow2));
+  CHECK(a.installed.count("procps") == 1);
+  CHECK(a.installed.count("dpkg") == 1);
+  CHECK(a.installed.count("gcc-12") == 0);  // not asked for, not there
+
   auto b = smtlab::image::prepare_image(spec, cache, steps);
   CHECK(b.cache_hit);
   CHECK(b.digest == a.digest);
+  CHECK(b.sha256 == a.sha256);  // from the entry's meta.json, not hashed again
+  CHECK(b.installed == a.installed);
 
   const auto before = fs::last_write_time(a.qcow2);
   smtlab::image::create_overlay(a.qcow2, root / "vm.qcow2");

@@ -260,6 +260,16 @@ TEST_CASE("resume: another accelerator, kernel or image is refused, naming what 
     now["image"]["digest"] = std::string(64, 'e');
     CHECK_THAT(refused(now), Catch::Contains("image differs in digest (recorded dddddddddddd, now eeeeeeeeeeee)"));
   }
+  SECTION("an image of the same definition with other bytes (rebuilt from a newer mirror)") {
+    json now = same;
+    now["image"]["sha256"] = std::string(64, '2');
+    // The run recorded no sha256 (an image cached before it was recorded): nothing to compare.
+    CHECK_NOTHROW(check_resume_conditions(w.manifest(), now, dir));
+    json recorded = w.manifest();
+    recorded["image"]["sha256"] = std::string(64, '1');
+    CHECK_THROWS_WITH(check_resume_conditions(recorded, now, dir),
+                      Catch::Contains("image differs in sha256 (recorded 111111111111, now 222222222222)"));
+  }
   // Nothing changed: no resume recorded, the failed attempt not moved.
   CHECK_FALSE(w.manifest().contains("resumed"));
   CHECK(w.cell_status("b") == "failed");
