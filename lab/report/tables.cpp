@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "report/conditions.hpp"
 #include "stats/summary.hpp"
 #include "util/error.hpp"
 
@@ -126,6 +127,7 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
   for (const auto& run : runs) {
     for (const auto& w : run.warnings) t.warnings.push_back(run.name() + ": " + w);
   }
+  for (auto& w : condition_differences(runs)) t.warnings.push_back(std::move(w));
   // Blocks in first-seen (plan) order; columns in first-seen order within each block.
   std::vector<BlockBuilder> blocks;
   std::map<std::string, size_t> block_index;

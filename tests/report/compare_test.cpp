@@ -417,3 +417,45 @@ TEST_CASE("the gate's columns that were not measured: a failed cell (baseline or
   CHECK(fine.markdown_summary.find("No significant regression beyond 1.00% against the baseline.") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("directories compared side by side that ran on other conditions are named, with what differs") {
+  auto dir = fixtures::kernbench_run();
+  auto a = results::load_results(dir), b = a;
+  a.dir = "/results/monday";
+  b.dir = "/results/friday";
+  for (auto* run : {&a, &b}) {
+    run->manifest["accel"] = "tcg";
+    run->manifest["kernels"] = {{"k", {{"version", "6.12.1"}, {"sha256", std::string(64, 'a')}}}};
+    run->manifest["image"] = {{"name", "bench"},
+                              {"digest", std::string(64, 'd')},
+                              {"installed", {{"gcc-12", "12.2.0-14"}, {"make", "4.3-4.1"}, {"procps", "2:4.0.2-3"}}}};
+  }
+  report::CompareOptions o;
+  auto conditions = [&](const results::RunResults& other) {
+    std::vector<std::string> out;
+    for (const auto& w : report::compare_runs({a, other}, o).warnings)
+      if (w.find("ran on other conditions") != std::string::npos) out.push_back(w);
+    return out;
+  };
+  CHECK(conditions(b).empty());  // the same conditions: nothing to say
+
+  b.manifest["accel"] = "kvm";
+  b.manifest["versions"]["qemu"] = "8.2";
+  b.manifest["kernels"]["k"]["sha256"] = std::string(64, 'b');
+  b.manifest["image"]["installed"]["gcc-12"] = "12.2.0-14+deb12u1";
+  b.manifest["image"]["installed"].erase("make");
+  b.manifest["image"]["installed"]["bc"] = "1.07.1-3";
+  CHECK(conditions(b) == std::vector<std::string>{
+                             "friday: ran on other conditions than monday: accel kvm (monday: tcg); QEMU 8.2 (monday: 7.2); "
+                             "kernel 'k' sha256 bbbbbbbbbbbb (monday: aaaaaaaaaaaa); guest packages bc absent -> 1.07.1-3, "
+                             "gcc-12 12.2.0-14 -> 12.2.0-14+deb12u1, make 4.3-4.1 -> absent; its columns differ from "
+                             "monday's by more than their variants"});
+  // Fields a manifest does not record (older runs) are not compared.
+  b = a;
+  b.dir = "/results/friday";
+  b.manifest.erase("accel");
+  b.manifest["image"].erase("installed");
+  b.manifest["versions"].erase("qemu");
+  CHECK(conditions(b).empty());
+  std::filesystem::remove_all(dir);
+}
