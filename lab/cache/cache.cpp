@@ -145,6 +145,16 @@ json describe_files(const fs::path& dir, std::uint64_t* total) {
   return files;
 }
 
+// Entry::sha256 from entry.json's "files" (symlinks have none).
+std::map<std::string, std::string> recorded_sha256(const json& files) {
+  std::map<std::string, std::string> out;
+  if (!files.is_array()) return out;
+  for (const auto& f : files)
+    if (f.is_object() && f.contains("path") && f["path"].is_string() && f.contains("sha256") && f["sha256"].is_string())
+      out.emplace(f["path"].get<std::string>(), f["sha256"].get<std::string>());
+  return out;
+}
+
 // Directories under the root that are not entry kinds, and what they hold.
 const std::vector<std::pair<std::string, std::string>>& reserved_areas() {
   static const std::vector<std::pair<std::string, std::string>> areas = {
@@ -267,6 +277,7 @@ std::optional<Entry> Cache::lookup_impl(const std::string& kind, const std::stri
   e.key = key;
   e.name = meta.value("name", "");
   e.size = meta.value("size", std::uint64_t{0});
+  e.sha256 = recorded_sha256(meta.value("files", json()));
   return e;
 }
 
@@ -297,6 +308,7 @@ Entry Cache::get_or_build(const std::string& kind, const std::string& key, const
     e.key = key;
     e.name = name;
     e.size = total;
+    e.sha256 = recorded_sha256(meta["files"]);
     return e;
   } catch (...) {
     std::error_code ec;

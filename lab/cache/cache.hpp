@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct Entry {
   bool hit = false;           // false: built just now by this call
   std::string kind, key, name;
   std::uint64_t size = 0;  // bytes of the listed files
+  // Each listed regular file's sha256 as entry.json records it (hashed when the entry was built),
+  // by its path relative to dir: "base.qcow2" -> "<64 hex>".
+  std::map<std::string, std::string> sha256;
 };
 
 struct EntryInfo {

@@ -144,7 +144,7 @@ ImageArtifact prepare_image(const recipe::ImageSpec& spec, cache::Cache& cache, 
     json meta = {{"schema", 1},           {"name", spec.name},       {"suite", spec.suite},
                  {"variant", spec.variant}, {"mirror", spec.mirror}, {"packages", packages},
                  {"fs_size_mib", fs_mib},  {"source_date_epoch", kSourceDateEpoch},
-                 {"installed", installed}, {"sha256", sha256_file(tmp / "base.qcow2")}};
+                 {"installed", installed}};
     write_file_atomic(tmp / "meta.json", meta.dump(1) + "\n");
   });
   ImageArtifact a;
@@ -156,8 +156,9 @@ ImageArtifact prepare_image(const recipe::ImageSpec& spec, cache::Cache& cache, 
   a.dir = entry.dir;
   const json meta = json::parse(read_file(entry.dir / "meta.json", 1 << 20));
   a.fs_size_mib = meta.value("fs_size_mib", std::uint64_t{0});
-  // Entries built before these were recorded have neither (the run's manifest then has neither).
-  if (meta.contains("sha256") && meta["sha256"].is_string()) a.sha256 = meta["sha256"].get<std::string>();
+  // The cache hashed base.qcow2 when it published the entry; entries built before the installed
+  // packages were recorded have none (the run's manifest then has no "installed").
+  if (auto it = entry.sha256.find("base.qcow2"); it != entry.sha256.end()) a.sha256 = it->second;
   if (meta.contains("installed") && meta["installed"].is_object())
     for (const auto& [name, version] : meta["installed"].items())
       if (version.is_string()) a.installed.emplace(name, version.get<std::string>());

@@ -21,9 +21,9 @@ struct ImageArtifact {
   std::uint64_t fs_size_mib = 0;  // size of the ext4 file system the guest sees
   bool cache_hit = false;
   std::filesystem::path dir;  // the cache entry
-  // Recorded when the image was built (empty for cache entries built before they were): the
-  // sha256 of base.qcow2, and each installed Debian package's version (dpkg_status.hpp).
-  std::string sha256;
+  std::string sha256;  // of base.qcow2 (as the cache entry records it)
+  // Each installed Debian package's version (dpkg_status.hpp), recorded when the image was built
+  // (empty for cache entries built before it was).
   std::map<std::string, std::string> installed;
 };
 

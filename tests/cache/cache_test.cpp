@@ -11,6 +11,7 @@
 #include "cache/cache.hpp"
 #include "scratch.hpp"
 #include "util/files.hpp"
+#include "util/sha256.hpp"
 
 namespace fs = std::filesystem;
 using smtlab::cache::Cache;
@@ -42,6 +43,11 @@ TEST_CASE("a built entry is published and then hit") {
   CHECK(e2.hit);
   CHECK(e2.dir == e1.dir);
   CHECK(builds == 1);
+  // Each file's sha256 as hashed at publication, on the build and on a hit alike (a symlink has none).
+  const std::map<std::string, std::string> sha256 = {{"a.txt", smtlab::sha256_hex("alpha")},
+                                                     {"sub/b.bin", smtlab::sha256_hex(std::string(3000, 'b'))}};
+  CHECK(e1.sha256 == sha256);
+  CHECK(e2.sha256 == sha256);
   auto listed = cache.list();
   REQUIRE(listed.size() == 1);
   CHECK(listed[0].name == "first thing");

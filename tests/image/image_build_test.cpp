@@ -50,7 +50,7 @@ TEST_CASE("a minimal image builds, is a cache hit the second time, and overlays 
   auto b = smtlab::image::prepare_image(spec, cache, steps);
   CHECK(b.cache_hit);
   CHECK(b.digest == a.digest);
-  CHECK(b.sha256 == a.sha256);  // from the entry's meta.json, not hashed again
+  CHECK(b.sha256 == a.sha256);  // as the cache entry recorded it, not hashed again
   CHECK(b.installed == a.installed);
 
   const auto before = fs::last_write_time(a.qcow2);
