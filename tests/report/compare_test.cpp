@@ -450,6 +450,9 @@ TEST_CASE("directories compared side by side that ran on other conditions are na
                              "kernel 'k' sha256 bbbbbbbbbbbb (monday: aaaaaaaaaaaa); guest packages bc absent -> 1.07.1-3, "
                              "gcc-12 12.2.0-14 -> 12.2.0-14+deb12u1, make 4.3-4.1 -> absent; its columns differ from "
                              "monday's by more than their variants"});
+  // The CI summary says it too, above the tables.
+  const std::string summary = report::compare_runs({a, b}, o).markdown_summary;
+  CHECK(summary.find("> warning: friday: ran on other conditions than monday: accel kvm") < summary.find("### "));
   // Fields a manifest does not record (older runs) are not compared.
   b = a;
   b.dir = "/results/friday";
