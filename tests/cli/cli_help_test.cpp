@@ -189,6 +189,26 @@ TEST_CASE("run: a bad comparison flag is refused with status 2 before any cell r
   CHECK(smtlab::read_file(held / "manifest.json") == manifest);
 }
 
+TEST_CASE("run --resume of a shard's directory with another --shard, or none, is refused before anything runs") {
+  auto dir = fake_results("shard", {"--cells", "variant=cfs"});
+  auto m = nlohmann::json::parse(smtlab::read_file(dir / "manifest.json"));
+  m["shard"] = {{"index", 1}, {"count", 2}, {"method", "position-mod-count"}};
+  const std::string manifest = m.dump(2) + "\n";
+  smtlab::write_file_atomic(dir / "manifest.json", manifest);
+  for (const auto& [flags, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--shard", "2/2"}, "this run is shard 2/2"}, {{}, "this run is not sharded"}}) {
+    std::vector<std::string> args = {"run", test_recipe("tiny.yaml"), "-o", dir.string(), "--resume"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto r = run_smtlab(args);
+    INFO(r.err);
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, "cannot resume " + dir.string() + ": it holds shard 1/2 of its plan, and " + says));
+    CHECK(contains(r.err, "hint: resume with --shard 1/2"));
+    CHECK_FALSE(contains(r.err, "libvirt"));  // refused before connecting
+  }
+  CHECK(smtlab::read_file(dir / "manifest.json") == manifest);  // nothing recorded
+}
+
 TEST_CASE("compare and report: a bad --rule, --stats or --baseline is a usage error, status 2") {
   auto dir = fake_results("compared", {"--cells", "variant=eevdf"}).string();
   auto ok = run_smtlab({"compare", dir, "--baseline", "eevdf-nosmt", "--rule", "mmtests-2019", "--stats", "all"});
