@@ -19,8 +19,14 @@ size_t count(const std::string& s, const std::string& what) {
 TEST_CASE("the HTML report is one self-contained page with charts, topology and manifest") {
   auto dir = fixtures::kernbench_run();
   auto run = results::load_results(dir);
+  run.manifest["image"] = {{"name", "bench"},
+                           {"sha256", "0123456789ab" + std::string(52, 'f')},
+                           {"installed", {{"gcc-12", "12.2.0-14"}, {"make", "4.3-4.1"}, {"gcc-12-base", "12.2.0-14"}}}};
   report::ReportOptions o;
   std::string html = report::render_html_report({run}, o);
+  // The image each run's guests ran: its bytes and the guest's compiler (kernbench's times depend on it).
+  CHECK(html.find("<th>image</th>") != std::string::npos);
+  CHECK(html.find("<td>bench 0123456789ab, gcc-12 12.2.0-14</td>") != std::string::npos);
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(html.find("<title>smtlab: seed</title>") != std::string::npos);
   // Nothing fetched from anywhere: no scripts, stylesheets, images or URLs.
