@@ -1,7 +1,5 @@
 #include "report/conditions.hpp"
 
-#include <map>
-
 #include "results/artifacts_check.hpp"
 
 namespace smtlab::report {
@@ -20,29 +18,15 @@ std::string text_at(const json& m, const std::vector<const char*>& path) {
   return at->is_string() ? at->get<std::string>() : "";
 }
 
-// "gcc-12 12.2.0-14 -> 12.2.0-14+deb12u1, make absent -> 4.3-4.1" for the packages whose versions
-// differ between two images' "installed" (empty when either lacks it).
-std::string package_changes(const json& a, const json& b) {
+// The changes between two manifests' image "installed" objects.
+std::vector<results::PackageChange> image_packages(const json& a, const json& b) {
   const json none;
-  const json& ia = a.is_object() && a.contains("image") && a["image"].is_object() ? a["image"].value("installed", none) : none;
-  const json& ib = b.is_object() && b.contains("image") && b["image"].is_object() ? b["image"].value("installed", none) : none;
-  if (!ia.is_object() || !ib.is_object()) return "";
-  std::map<std::string, std::pair<std::string, std::string>> changed;
-  auto version = [](const json& o, const std::string& name) {
-    return o.contains(name) && o[name].is_string() ? o[name].get<std::string>() : std::string("absent");
+  auto installed = [&](const json& m) -> const json& {
+    return m.is_object() && m.contains("image") && m["image"].is_object() && m["image"].contains("installed")
+               ? m["image"]["installed"]
+               : none;
   };
-  for (const auto& [name, v] : ia.items())
-    if (version(ib, name) != version(ia, name)) changed[name] = {version(ia, name), version(ib, name)};
-  for (const auto& [name, v] : ib.items())
-    if (!ia.contains(name)) changed[name] = {"absent", version(ib, name)};
-  std::string out;
-  size_t named = 0;
-  for (const auto& [name, versions] : changed) {
-    if (named == 5) break;
-    out += (named++ ? ", " : "") + name + " " + versions.first + " -> " + versions.second;
-  }
-  if (changed.size() > named) out += " and " + std::to_string(changed.size() - named) + " more";
-  return out;
+  return results::package_changes(installed(a), installed(b));
 }
 
 }  // namespace
@@ -65,10 +49,11 @@ std::vector<std::string> condition_differences(const std::vector<results::RunRes
       const std::string was = text_at(first, path), is = text_at(m, path);
       if (!was.empty() && !is.empty() && was != is) add(label + " " + is + " (" + first_name + ": " + was + ")");
     }
-    if (const auto d = results::artifact_difference(first, m))
+    // The first artifact difference, unless it is the packages: they are all listed next.
+    if (const auto d = results::artifact_difference(first, m); d && d->field != "installed packages")
       add(d->what + " " + d->field + " " + d->b + " (" + first_name + ": " + d->a + ")");
-    if (const auto packages = package_changes(first, m); !packages.empty())
-      add("guest packages " + packages);
+    if (const auto packages = image_packages(first, m); !packages.empty())
+      add("guest packages " + results::describe(packages));
     if (!differs.empty())
       out.push_back(runs[i].name() + ": ran on other conditions than " + first_name + ": " + differs +
                     "; its columns differ from " + first_name + "'s by more than their variants");

@@ -18,10 +18,11 @@ struct CellChoice {
 
 // Throws unless a resume of the run recorded in `recorded` (its manifest, in `dir`) with `now`
 // (what this smtlab records of itself: "accel", "kernels", "image", and "shard" as
-// plan::shard_record gives it) measures what the run measured: the same accelerator (kvm, tcg), of
-// the kernels both record and of the image the same bytes (results::artifact_difference), and for
-// a run that recorded its shard, the same shard K/N. The error names what differs, recorded and now, and
-// what to do. Fields the manifest does not record (older versions) are not compared.
+// plan::shard_record gives it) measures what the run measured: the same accelerator (kvm, tcg),
+// the same bytes of the kernels both record, the same image definition and installed packages
+// (results::artifact_difference), and for a run that recorded its shard, the same shard K/N. The
+// error names what differs, recorded and now, and what to do. Fields the manifest does not record
+// (older versions) are not compared.
 void check_resume_conditions(const nlohmann::json& recorded, const nlohmann::json& now,
                              const std::filesystem::path& dir);
 

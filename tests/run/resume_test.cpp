@@ -260,15 +260,21 @@ TEST_CASE("resume: another accelerator, kernel or image is refused, naming what 
     now["image"]["digest"] = std::string(64, 'e');
     CHECK_THAT(refused(now), Catch::Contains("image differs in digest (recorded dddddddddddd, now eeeeeeeeeeee)"));
   }
-  SECTION("an image of the same definition with other bytes (rebuilt from a newer mirror)") {
+  SECTION("an image of the same definition with other packages (rebuilt from a newer mirror)") {
     json now = same;
-    now["image"]["sha256"] = std::string(64, '2');
-    // The run recorded no sha256 (an image cached before it was recorded): nothing to compare.
+    now["image"]["installed"] = {{"gcc-12", "12.2.0-14+deb12u1"}, {"make", "4.3-4.1"}, {"bc", "1.07.1-3"}};
+    // The run recorded no packages (an image cached before they were recorded): nothing to compare.
     CHECK_NOTHROW(check_resume_conditions(w.manifest(), now, dir));
     json recorded = w.manifest();
+    recorded["image"]["installed"] = {{"gcc-12", "12.2.0-14"}, {"make", "4.3-4.1"}};
     recorded["image"]["sha256"] = std::string(64, '1');
     CHECK_THROWS_WITH(check_resume_conditions(recorded, now, dir),
-                      Catch::Contains("image differs in sha256 (recorded 111111111111, now 222222222222)"));
+                      Catch::Contains("image differs in installed packages (recorded bc absent, now bc 1.07.1-3; "
+                                      "1 more package(s) differ)"));
+    // Other bytes of the same packages (the image built again, on another machine): the same guest.
+    now["image"]["installed"] = recorded["image"]["installed"];
+    now["image"]["sha256"] = std::string(64, '2');
+    CHECK_NOTHROW(check_resume_conditions(recorded, now, dir));
   }
   // Nothing changed: no resume recorded, the failed attempt not moved.
   CHECK_FALSE(w.manifest().contains("resumed"));
