@@ -33,7 +33,8 @@ ImageArtifact prepare_image(const recipe::ImageSpec& spec, cache::Cache& cache, 
 // qemu-img create -f qcow2 -b BASE -F qcow2 OVERLAY (the base is never written to).
 void create_overlay(const std::filesystem::path& base, const std::filesystem::path& overlay);
 
-// "image bench: bookworm/apt, 14 packages, 612.4 MiB qcow2 (4096 MiB ext4), digest 1a2b3c4d5e6f, cache miss"
+// "image bench: 612.4 MiB qcow2 (4096 MiB ext4), digest 1a2b3c4d5e6f, gcc-12 12.2.0-14, cache miss"
+// (the gcc packages when the image recorded what it installed)
 std::string summary(const ImageArtifact& image);
 
 }  // namespace smtlab::image
