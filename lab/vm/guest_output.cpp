@@ -6,13 +6,37 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <string_view>
 
+#include "util/error.hpp"
 #include "util/limits.hpp"
 
 namespace smtlab::vm {
 
-OutputCap console_cap() { return {"console", limits::kMaxConsoleBytesPerVm}; }
-OutputCap channel_cap() { return {"results channel", limits::kMaxChannelBytesPerVm}; }
+namespace {
+
+// `most`, or the lower cap in whole MiB that the environment variable `name` asks for.
+std::uint64_t cap_from_env(const char* name, std::uint64_t most) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return most;
+  const std::string_view v(text);
+  std::uint64_t mib = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), mib);
+  if (ec != std::errc() || end != v.data() + v.size() || mib < 1 || mib > (most >> 20))
+    throw Error(std::string(name) + "=" + std::string(v.substr(0, 40)) + " is not a cap smtlab takes",
+                "give a whole number of MiB from 1 to " + std::to_string(most >> 20) +
+                    " (a lower cap than the default), or unset it");
+  return mib << 20;
+}
+
+}  // namespace
+
+OutputCap console_cap() { return {"console", cap_from_env("SMTLAB_CONSOLE_CAP_MIB", limits::kMaxConsoleBytesPerVm)}; }
+OutputCap channel_cap() {
+  return {"results channel", cap_from_env("SMTLAB_CHANNEL_CAP_MIB", limits::kMaxChannelBytesPerVm)};
+}
 
 std::string describe_size(std::uint64_t bytes) {
   if (bytes > 0 && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";

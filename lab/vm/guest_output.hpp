@@ -15,8 +15,12 @@ struct OutputCap {
   std::string what;  // "console", "results channel"
   std::uint64_t cap = 0;  // bytes
 };
-OutputCap console_cap();  // limits::kMaxConsoleBytesPerVm
-OutputCap channel_cap();  // limits::kMaxChannelBytesPerVm
+// limits::kMaxConsoleBytesPerVm and kMaxChannelBytesPerVm, or lower caps in whole MiB from
+// SMTLAB_CONSOLE_CAP_MIB and SMTLAB_CHANNEL_CAP_MIB (a host short of disk; the fault tests' floods).
+// Throws smtlab::Error naming the variable for a value that is not a whole number of MiB from 1
+// to the default: run and boot ask once before anything starts.
+OutputCap console_cap();
+OutputCap channel_cap();
 
 // "64 MiB" (whole MiB), or "1000 bytes" for a cap that is not.
 std::string describe_size(std::uint64_t bytes);

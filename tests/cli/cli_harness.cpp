@@ -17,11 +17,13 @@ namespace smtlab::test {
 std::string smtlab_binary() { return std::string(SMTLAB_BINARY_DIR) + "/bin/smtlab"; }
 std::string test_recipe(const std::string& name) { return std::string(SMTLAB_SOURCE_DIR) + "/tests/cli/recipes/" + name; }
 
-Finished run_smtlab(const std::vector<std::string>& args, std::chrono::seconds timeout) {
+Finished run_smtlab(const std::vector<std::string>& args, std::chrono::seconds timeout,
+                    const std::map<std::string, std::string>& env) {
   std::vector<std::string> argv = {smtlab_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
   ProcessOptions o;
   o.timeout = timeout;
+  o.env = env;
   auto r = run_process(argv, o);
   Finished f;
   f.status = r.signal ? 128 + r.signal : r.exit_code;

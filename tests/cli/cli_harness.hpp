@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,9 @@ struct Finished {
   int status = -1;  // exit status, or 128 + signal
   std::string out, err;
 };
-Finished run_smtlab(const std::vector<std::string>& args, std::chrono::seconds timeout = std::chrono::seconds(1500));
+// `env`: added to (or overriding) this process's environment for that run.
+Finished run_smtlab(const std::vector<std::string>& args, std::chrono::seconds timeout = std::chrono::seconds(1500),
+                    const std::map<std::string, std::string>& env = {});
 
 class Background {
  public:

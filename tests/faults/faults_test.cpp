@@ -377,6 +377,35 @@ TEST_CASE("a guest that hangs silently is ended by the cell timeout, well within
   CHECK(qemu_of(dir).empty());
 }
 
+TEST_CASE("a guest that floods its console over the cap is stopped at once, its first cap bytes kept with a note") {
+  auto dir = suite_dir("flood");
+  auto r = run_smtlab({"run", faults_recipe("flood.yaml"), "-o", dir.string(), "--no-compare"}, 900s,
+                      {{"SMTLAB_CONSOLE_CAP_MIB", "1"}});
+  INFO(run_failure_summary(dir, r.err));
+  CHECK(r.status == 4);
+  auto cell = read_json(dir / "manifest.json")["cells"][0];
+  CHECK(cell["status"] == "failed");
+  CHECK(cell["error"] == "VM 0 wrote more than 1 MiB to its console (a console flood; the first 1 MiB are kept in "
+                         "console-vm0.log)");
+  // Stopped by the once-a-second check, not by the 240 s cell timeout.
+  CHECK(cell["wall_s"].get<double>() < 120);
+  const auto console = dir / "cells" / cell["id"].get<std::string>() / "console-vm0.log";
+  const std::string note = "\n[smtlab: console cut at 1 MiB; the rest of the guest's output was dropped]\n";
+  CHECK(std::filesystem::file_size(console) == (1u << 20) + note.size());
+  const std::string text = text_of(console);
+  CHECK(text.compare(text.size() - note.size(), note.size(), note) == 0);
+  CHECK(text.find("smtlab-flood-0123456789") != std::string::npos);  // the flood itself, up to the cap
+  CHECK(qemu_of(dir).empty());
+
+  // A cap that is not a whole number of MiB from 1 to the default is refused before anything runs.
+  auto bad = run_smtlab({"run", faults_recipe("flood.yaml"), "-o", (dir / "bad").string(), "--no-compare"}, 60s,
+                        {{"SMTLAB_CONSOLE_CAP_MIB", "65"}});
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.err, Catch::Contains("SMTLAB_CONSOLE_CAP_MIB=65 is not a cap smtlab takes") &&
+                          Catch::Contains("a whole number of MiB from 1 to 64"));
+  CHECK_FALSE(std::filesystem::exists(dir / "bad" / "manifest.json"));
+}
+
 TEST_CASE("a root disk that never appears: the guest's /init says so and powers off, the cell fails with that line") {
   auto dir = suite_dir("noroot");
   auto started = std::chrono::steady_clock::now();

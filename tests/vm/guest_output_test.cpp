@@ -104,3 +104,24 @@ TEST_CASE("the last read of a channel gets everything up to the cap, past the si
   CHECK(same);
   CHECK(tail.bytes_beyond() == 0);
 }
+
+TEST_CASE("the caps are the defaults, or lower ones in whole MiB from the environment, anything else refused", "[output]") {
+  ::unsetenv("SMTLAB_CONSOLE_CAP_MIB");
+  ::unsetenv("SMTLAB_CHANNEL_CAP_MIB");
+  CHECK(console_cap().cap == limits::kMaxConsoleBytesPerVm);
+  CHECK(channel_cap().cap == limits::kMaxChannelBytesPerVm);
+  ::setenv("SMTLAB_CONSOLE_CAP_MIB", "1", 1);
+  ::setenv("SMTLAB_CHANNEL_CAP_MIB", "256", 1);  // the default itself is taken
+  CHECK(console_cap().cap == 1u << 20);
+  CHECK(channel_cap().cap == limits::kMaxChannelBytesPerVm);
+  for (const char* bad : {"0", "65", "1.5", "2M", "-1", " 1", "99999999999999999999999"}) {
+    INFO(bad);
+    ::setenv("SMTLAB_CONSOLE_CAP_MIB", bad, 1);
+    CHECK_THROWS_WITH(console_cap(), Catch::StartsWith("SMTLAB_CONSOLE_CAP_MIB=" + std::string(bad).substr(0, 40) +
+                                                       " is not a cap smtlab takes"));
+  }
+  ::setenv("SMTLAB_CONSOLE_CAP_MIB", "", 1);  // empty: the default
+  CHECK(console_cap().cap == limits::kMaxConsoleBytesPerVm);
+  ::unsetenv("SMTLAB_CONSOLE_CAP_MIB");
+  ::unsetenv("SMTLAB_CHANNEL_CAP_MIB");
+}
