@@ -442,6 +442,10 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
       if (group[k].is_stopped()) {
         pump(k, false);
         if (st.ended) continue;
+        // A guest that wrote past a cap and stopped before the next check: its end lies beyond
+        // what is read, and the flood is why.
+        check_output_caps(k);
+        if (!outcome.error.empty()) break;
         // Why it stopped is on its console when it panicked or its init gave up (panic=-1 and
         // the init's power-off stop the guest at once): that line is the cell's error.
         auto findings = console_findings(k);
@@ -467,6 +471,8 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
           {k, stopped, stopped ? group[k].stop_info().describe() : "", st.ended, st.end_ok, st.last_error},
           seconds_since(started));
       if (lost.empty()) continue;
+      check_output_caps(k);  // a flood first: it is why such a guest's records end early
+      if (!outcome.error.empty()) break;
       auto findings = console_findings(k);
       if (vm::is_fatal(findings))
         fail_from_console(k, findings);

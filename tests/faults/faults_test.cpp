@@ -406,6 +406,25 @@ TEST_CASE("a guest that floods its console over the cap is stopped at once, its 
   CHECK_FALSE(std::filesystem::exists(dir / "bad" / "manifest.json"));
 }
 
+TEST_CASE("a guest that floods its results channel over the cap fails its cell, the first cap bytes kept with a note") {
+  // abuse.yaml writes over 1 MiB to the agent's own results port (a 1 MiB line among garbage).
+  auto dir = suite_dir("channel-flood");
+  auto r = run_smtlab({"run", faults_recipe("abuse.yaml"), "-o", dir.string(), "--no-compare"}, 900s,
+                      {{"SMTLAB_CHANNEL_CAP_MIB", "1"}});
+  INFO(run_failure_summary(dir, r.err));
+  CHECK(r.status == 4);
+  auto cell = read_json(dir / "manifest.json")["cells"][0];
+  CHECK(cell["status"] == "failed");
+  const std::string error = cell["error"].get<std::string>();
+  const std::string says = "VM 0 wrote more than 1 MiB to its results channel (a results channel flood; the first "
+                           "1 MiB are kept in ";
+  REQUIRE_THAT(error, Catch::StartsWith(says) && Catch::EndsWith(")"));
+  const auto file = dir / "cells" / cell["id"].get<std::string>() / error.substr(says.size(), error.size() - says.size() - 1);
+  const std::string note = "\n[smtlab: results channel cut at 1 MiB; the rest of the guest's output was dropped]\n";
+  CHECK(std::filesystem::file_size(file) == (1u << 20) + note.size());
+  CHECK(qemu_of(dir).empty());
+}
+
 TEST_CASE("a root disk that never appears: the guest's /init says so and powers off, the cell fails with that line") {
   auto dir = suite_dir("noroot");
   auto started = std::chrono::steady_clock::now();
