@@ -11,6 +11,7 @@
 #include "image/dpkg_status.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/packages.hpp"
 #include "util/process.hpp"
 #include "util/sha256.hpp"
 
@@ -178,9 +179,7 @@ std::string summary(const ImageArtifact& a) {
   // The guest's compiler, when the image recorded its packages: kernbench's times depend on it.
   std::string compilers;
   for (const auto& [package, version] : a.installed)
-    if (package == "gcc" || (package.rfind("gcc-", 0) == 0 && package.size() > 4 &&
-                             std::all_of(package.begin() + 4, package.end(), [](char c) { return c >= '0' && c <= '9'; })))
-      compilers += ", " + package + " " + version;
+    if (is_gcc_package(package)) compilers += ", " + package + " " + version;
   return fmt::format("image {}: {} qcow2 ({} MiB ext4), digest {}{}, cache {}", a.name,
                      cache::Cache::human_size(a.size), a.fs_size_mib, a.digest.substr(0, 12), compilers,
                      a.cache_hit ? "hit" : "miss");

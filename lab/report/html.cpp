@@ -11,6 +11,7 @@
 #include "report/tables.hpp"
 #include "report/vmstat.hpp"
 #include "smtlab/version.hpp"
+#include "util/packages.hpp"
 
 namespace smtlab::report {
 
@@ -234,10 +235,9 @@ std::string render_html_report(const std::vector<results::RunResults>& runs, con
     const json image = m.value("image", json::object());
     std::string image_text = jstr(image, "name");
     if (const std::string sha = jstr(image, "sha256"); !sha.empty()) image_text += " " + sha.substr(0, 12);
-    static const std::regex compiler("gcc(-[0-9]+)?");
     if (image.is_object() && image.contains("installed") && image["installed"].is_object())
       for (const auto& [package, version] : image["installed"].items())
-        if (std::regex_match(package, compiler) && version.is_string())
+        if (is_gcc_package(package) && version.is_string())
           image_text += ", " + package + " " + version.get<std::string>();
     h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                      "<td>{}</td><td>{}</td></tr>\n",
