@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "report/conditions.hpp"
 #include "report/markdown.hpp"
 
 namespace smtlab::report {
@@ -78,7 +77,7 @@ CompareResult compare_runs(const std::vector<results::RunResults>& runs, const C
   std::string s = "## smtlab compare\n\n_" + md_escape(stats::describe(t.rule)) + "_\n";
   // A gate against a baseline measured elsewhere (another runner type, accelerator, guest gcc)
   // says so where the gate's reader looks.
-  for (const auto& w : condition_differences(runs)) s += "\n> warning: " + md_escape(w) + "\n";
+  for (const auto& w : t.conditions) s += "\n> warning: " + md_escape(w) + "\n";
   for (const Block& b : t.blocks) {
     s += "\n### " + md_escape(b.title) + "\n\n";
     s += b.metrics.empty() ? std::string("(no measurements)\n") : md_table(b, {"Amean"}, true);

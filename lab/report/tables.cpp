@@ -127,7 +127,8 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
   for (const auto& run : runs) {
     for (const auto& w : run.warnings) t.warnings.push_back(run.name() + ": " + w);
   }
-  for (auto& w : condition_differences(runs)) t.warnings.push_back(std::move(w));
+  t.conditions = condition_differences(runs);
+  t.warnings.insert(t.warnings.end(), t.conditions.begin(), t.conditions.end());
   // Blocks in first-seen (plan) order; columns in first-seen order within each block.
   std::vector<BlockBuilder> blocks;
   std::map<std::string, size_t> block_index;

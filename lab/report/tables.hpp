@@ -60,6 +60,9 @@ struct Tables {
   stats::RuleOptions rule;
   std::vector<Block> blocks;
   std::vector<std::string> warnings;  // loading problems, unknown baseline fallbacks, ...
+  // Of those, the runs that ran on other conditions than the first (condition_differences): the
+  // CI summary shows them too.
+  std::vector<std::string> conditions;
 };
 
 // Throws smtlab::Error when the baseline names no column of any block; a block that lacks it
