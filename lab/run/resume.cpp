@@ -25,9 +25,13 @@ void check_resume_conditions(const nlohmann::json& recorded, const nlohmann::jso
   // A shard resumes as the shard it is: its manifest holds that shard's cells only.
   if (now.is_object() && now.contains("shard") && recorded.is_object() && recorded.contains("shard") &&
       recorded["shard"].is_object()) {
+    // "K/N", or "" for no shard (null, or a record this smtlab cannot read).
     const auto shard = [](const nlohmann::json& s) {
-      return s.is_object() && s.value("index", 0) > 0 && s.value("count", 0) > 0
-                 ? std::to_string(s.value("index", 0)) + "/" + std::to_string(s.value("count", 0))
+      const auto number = [&](const char* key) {
+        return s.is_object() && s.contains(key) && s[key].is_number_integer() ? s[key].get<int>() : 0;
+      };
+      return number("index") > 0 && number("count") > 0
+                 ? std::to_string(number("index")) + "/" + std::to_string(number("count"))
                  : std::string();
     };
     const std::string was = shard(recorded["shard"]), is = shard(now["shard"]);
