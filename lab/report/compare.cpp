@@ -34,7 +34,12 @@ std::vector<Regression> find_regressions(const Tables& t, double threshold_pct) 
   return out;
 }
 
-std::string Unmeasured::describe() const { return block + " " + column + " (cell " + id + "): " + why; }
+std::string Unmeasured::describe() const {
+  return block + " " + column + (id.empty() ? "" : " (cell " + id + ")") + ": " + why;
+}
+
+// An absent shard lists this many of its cells.
+constexpr size_t kListedAbsentCells = 5;
 
 std::vector<Unmeasured> find_unmeasured(const Tables& t) {
   std::vector<Unmeasured> out;
@@ -54,6 +59,15 @@ std::vector<Unmeasured> find_unmeasured(const Tables& t) {
         if (others) out.push_back({b.title, c.name, c.cell->id, "no samples for " + m.metric});
       }
     }
+  for (const auto& a : t.absent) {
+    std::string cells;
+    for (size_t i = 0; i < a.shard.cells.size() && i < kListedAbsentCells; ++i) cells += (i ? ", " : "") + a.shard.cells[i];
+    if (a.shard.cells.size() > kListedAbsentCells)
+      cells += ", and " + std::to_string(a.shard.cells.size() - kListedAbsentCells) + " more";
+    out.push_back({a.run, "shard " + a.shard.name(), "",
+                   "not in this directory, so its cells (" + cells + ") were not measured; run that shard and " +
+                       "`smtlab merge` it with this directory"});
+  }
   return out;
 }
 

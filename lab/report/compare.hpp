@@ -21,10 +21,13 @@ struct Regression {
 
 // A column a CI gate cannot pass because it was not measured: its cell exists but did not end
 // "ok", or ended "ok" without a measured value for a metric that another column of its block has.
-// (A column without a cell, a matrix exclude or a run that lacks the cell, is not one.)
+// (A column without a cell, a matrix exclude or a run that lacks the cell, is not one.) Also a shard
+// of a sharded run that a directory lacks (its cells have no column): block is the run's name,
+// column "shard K/N", id empty.
 struct Unmeasured {
   std::string block, column, id;
-  std::string why;  // "failed: <first line of the error>", "pending", or "no samples for <metric>"
+  std::string why;  // "failed: <first line of the error>", "pending", "no samples for <metric>", or
+                    // "not in this directory, so its cells (...) were not measured; ..."
   std::string describe() const;  // "kernbench v-HT (cell 3f2a9c01d4e5): no samples for elsp-8"
 };
 
@@ -56,7 +59,8 @@ std::string format_csv(const Tables& tables, const CompareOptions& options);
 // The rows that CompareOptions::statistics selects, stat-major in mmtests' order.
 std::vector<std::string> selected_statistics(const CompareOptions& options);
 std::vector<Regression> find_regressions(const Tables& tables, double threshold_pct);
-// Block by block, column by column: each failed cell, then each metric an ok cell lacks.
+// Block by block, column by column: each failed cell, then each metric an ok cell lacks; then each
+// run's absent shards.
 std::vector<Unmeasured> find_unmeasured(const Tables& tables);
 
 }  // namespace smtlab::report

@@ -126,6 +126,12 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
   t.rule = options.rule;
   for (const auto& run : runs) {
     for (const auto& w : run.warnings) t.warnings.push_back(run.name() + ": " + w);
+    for (const auto& a : run.absent_shards) {
+      t.absent.push_back({run.name(), a});
+      t.warnings.push_back(run.name() + ": shard " + a.name() + " of its run is not in this directory (" +
+                           std::to_string(a.cells.size()) + " cell(s) not measured); run it and `smtlab merge` "
+                           "it with this one to compare the whole plan");
+    }
   }
   t.conditions = condition_differences(runs);
   t.warnings.insert(t.warnings.end(), t.conditions.begin(), t.conditions.end());

@@ -63,6 +63,13 @@ struct Tables {
   // Of those, the runs that ran on other conditions than the first (condition_differences): the
   // CI summary shows them too.
   std::vector<std::string> conditions;
+  // Shards of a sharded run that the run's directory does not hold (RunResults::absent_shards):
+  // their cells have no column, and nothing of them was measured.
+  struct AbsentShard {
+    std::string run;  // RunResults::name()
+    results::AbsentShard shard;
+  };
+  std::vector<AbsentShard> absent;
 };
 
 // Throws smtlab::Error when the baseline names no column of any block; a block that lacks it

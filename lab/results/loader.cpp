@@ -315,6 +315,16 @@ RunResults load_results(const fs::path& dir, const LoadLimits& limits) {
     run.cells.push_back(std::move(cell));
     ++index;
   }
+  // A shard of a sharded run (or a merge that lacks some): the plan's other cells are not here.
+  bool unreadable = false;
+  if (auto shard = read_shard_record(run.manifest, unreadable)) {
+    std::set<std::string> held;
+    for (const auto& c : run.cells) held.insert(c.id);
+    run.absent_shards = absent_shards(*shard, held);
+  } else if (unreadable) {
+    loader.warn(file.string() + ": its \"shard\" cannot be read, so whether shards of its run are absent "
+                "cannot be told");
+  }
   return run;
 }
 

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "results/shard_record.hpp"
+
 namespace smtlab::results {
 
 struct Sample {
@@ -54,6 +56,9 @@ struct RunResults {
   std::vector<CellResult> cells;  // manifest order (= plan order)
   size_t skipped_lines = 0;       // total over all cells
   std::vector<std::string> warnings;  // one line per problem found while loading
+  // A directory of a sharded run (`run --shard K/N`, or a merge of some of its shards): the
+  // shards of its plan whose cells it does not hold. Nothing of them was measured.
+  std::vector<AbsentShard> absent_shards;
   // The run's name for tables: the directory name.
   std::string name() const;
 };

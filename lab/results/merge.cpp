@@ -10,6 +10,7 @@
 
 #include "results/artifacts_check.hpp"
 #include "results/cell_id.hpp"
+#include "results/shard_record.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
@@ -133,41 +134,22 @@ json union_of(const std::vector<Shard>& shards, const char* field) {
   return out;
 }
 
-// What a directory's manifest says of the shards it holds: "shard" with "index" (a `run --shard`)
-// or "indices" (a merge of shards), both 1-based, of "count". `split` is what shards of one run
-// share: the plan they split (its cells, --cells and --iterations; the method is position mod count).
+// A directory's shard record (results/shard_record.hpp) and which directory it is.
 struct ShardClaim {
   size_t shard = 0;  // index into the merged directories
-  std::vector<int> indices;
-  int count = 0;
-  json split;
+  ShardRecord record;
 };
 
 // nullopt when the manifest records no shard, or one this smtlab cannot read (said in `notes`:
 // the directory is then merged as an unsharded run).
 std::optional<ShardClaim> shard_claim(const Shard& shard, size_t i, std::vector<std::string>& notes) {
-  const json& m = shard.manifest;
-  if (!m.contains("shard")) return std::nullopt;
-  const json& s = m["shard"];
-  ShardClaim c;
-  c.shard = i;
-  const json indices = !s.is_object() ? json() : s.contains("indices") ? s["indices"] : json::array({s.value("index", json())});
-  const json cells = s.is_object() ? s.value("plan_cells", json()) : json();
-  bool ok = s.is_object() && s.value("method", json()) == "position-mod-count" && s.contains("count") &&
-            s["count"].is_number_integer() && s["count"].get<int>() >= 1 && indices.is_array() && cells.is_array() &&
-            std::all_of(cells.begin(), cells.end(), [](const json& id) { return id.is_string(); });
-  if (ok) c.count = s["count"].get<int>();
-  for (const auto& k : ok ? indices : json::array()) {
-    ok = ok && k.is_number_integer() && k.get<int>() >= 1 && k.get<int>() <= c.count;
-    if (ok) c.indices.push_back(k.get<int>());
-  }
-  if (!ok) {
+  bool unreadable = false;
+  std::optional<ShardRecord> record = read_shard_record(shard.manifest, unreadable);
+  if (unreadable)
     notes.push_back(shard.dir.string() + "'s manifest records a shard this smtlab cannot read (its \"shard\"): "
                     "merged as an unsharded run, so a shard of its run that is absent cannot be told");
-    return std::nullopt;
-  }
-  c.split = {{"plan_cells", cells}, {"filters", s.value("filters", json())}, {"iterations", s.value("iterations", json())}};
-  return c;
+  if (!record) return std::nullopt;
+  return ShardClaim{i, std::move(*record)};
 }
 
 // "K/N"
@@ -181,9 +163,9 @@ fs::path directory_for(const std::vector<Shard>& shards, const std::vector<Shard
     return d.has_filename() ? d : d.parent_path();
   };
   for (const auto& c : claims) {
-    if (c.indices.size() != 1) continue;
+    if (c.record.indices.size() != 1) continue;
     const fs::path d = dir_of(c);
-    const std::string name = d.filename().string(), number = std::to_string(c.indices[0]);
+    const std::string name = d.filename().string(), number = std::to_string(c.record.indices[0]);
     const size_t cut = name.size() - std::min(name.size(), number.size());
     if (name.size() > number.size() && name.compare(cut, std::string::npos, number) == 0 &&
         !std::isdigit(static_cast<unsigned char>(name[cut - 1]))) {
@@ -204,18 +186,21 @@ json check_shards(const std::vector<Shard>& shards, const std::set<std::string>&
     if (auto c = shard_claim(shards[i], i, report.notes)) claims.push_back(std::move(*c));
   if (claims.empty()) return nullptr;
   const ShardClaim& first = claims[0];
-  const int n = first.count;
+  const int n = first.record.count;
+  ShardRecord held = first.record;  // the split, with every shard some directory holds
+  held.indices.clear();
   std::map<int, std::vector<size_t>> holders;  // shard index -> the directories that hold it
   for (const auto& c : claims) {
-    if (c.count != n || c.split != first.split) {
+    if (!c.record.same_split(first.record)) {
       report.notes.push_back(shards[c.shard].dir.string() + " holds a shard of another split than " +
                              shards[first.shard].dir.string() + " (another N, --cells or --iterations, or a plan " +
                              "whose cells changed): which shards are absent cannot be told");
       return nullptr;
     }
-    for (int k : c.indices) holders[k].push_back(c.shard);
+    for (int k : c.record.indices) holders[k].push_back(c.shard);
   }
   for (const auto& [k, dirs] : holders) {
+    held.indices.push_back(k);
     if (dirs.size() < 2) continue;
     std::string where;
     for (size_t d : dirs) where += (where.empty() ? "" : " and in ") + shards[d].dir.string();
@@ -224,27 +209,20 @@ json check_shards(const std::vector<Shard>& shards, const std::set<std::string>&
   const json recipe = shards[first.shard].manifest.value("recipe", json::object());
   const std::string recipe_file =
       recipe.is_object() && recipe.contains("file") && recipe["file"].is_string() ? recipe["file"].get<std::string>() : "RECIPE";
-  const json& plan_cells = first.split["plan_cells"];
-  for (int k = 1; k <= n; ++k) {
-    if (holders.count(k)) continue;
-    MissingShard missing{k, n, {}, {}};
-    for (size_t p = static_cast<size_t>(k - 1); p < plan_cells.size(); p += static_cast<size_t>(n))
-      if (!ran.count(plan_cells[p].get<std::string>())) missing.cells.push_back(plan_cells[p].get<std::string>());
-    if (missing.cells.empty()) continue;  // another directory ran its cells
+  // (A shard whose cells another directory ran, unsharded, is not absent.)
+  for (AbsentShard& absent : absent_shards(held, ran)) {
     std::vector<std::string> argv = {"smtlab", "run", recipe_file};
-    if (first.split["filters"].is_array())
-      for (const auto& f : first.split["filters"])
+    if (held.filters.is_array())
+      for (const auto& f : held.filters)
         if (f.is_string()) argv.insert(argv.end(), {"--cells", f.get<std::string>()});
-    if (first.split["iterations"].is_number_integer() && first.split["iterations"].get<int>() > 0)
-      argv.insert(argv.end(), {"--iterations", std::to_string(first.split["iterations"].get<int>())});
-    argv.insert(argv.end(), {"--shard", shard_name(k, n), "-o", directory_for(shards, claims, k, n).string()});
-    missing.command = shell_quote(argv);
-    report.missing_shards.push_back(std::move(missing));
+    if (held.iterations.is_number_integer() && held.iterations.get<int>() > 0)
+      argv.insert(argv.end(), {"--iterations", std::to_string(held.iterations.get<int>())});
+    argv.insert(argv.end(), {"--shard", absent.name(), "-o", directory_for(shards, claims, absent.index, n).string()});
+    report.missing_shards.push_back({absent.index, n, std::move(absent.cells), shell_quote(argv)});
   }
   json merged = shards[first.shard].manifest.at("shard");
   merged.erase("index");
-  merged["indices"] = json::array();
-  for (const auto& held : holders) merged["indices"].push_back(held.first);
+  merged["indices"] = held.indices;
   return merged;
 }
 

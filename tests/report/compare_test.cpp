@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 #include "fixtures.hpp"
@@ -360,6 +361,57 @@ TEST_CASE("edge cases: one iteration, a zero rate, long names, a baseline some b
   CHECK(report::compare({run, run}, o).find("-0.00%") == std::string::npos);
   o.baseline = "nosuch";
   CHECK_THROWS_WITH(report::compare({run}, o), Catch::Contains("'nosuch' is not a column of any table"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a gate on a directory that lacks shards of its run does not pass: the absent shards are not measured") {
+  // Shard 1/2 of a plan of four cells: base and new measured, the other shard's two cells absent.
+  std::vector<fixtures::CellSpec> specs(2);
+  specs[0].variant = "base", specs[1].variant = "new";
+  for (auto& s : specs) s.topology = "HT";
+  nlohmann::json m = fixtures::manifest(specs);
+  m["shard"] = {{"index", 1}, {"count", 2}, {"method", "position-mod-count"},
+                {"plan_cells", {"cell0", "other0", "cell1", "other1"}}};
+  auto dir = fixtures::temp_dir("absent-shard");
+  {
+    auto w = results::ResultsWriter::create(dir, m);
+    for (int it = 1; it <= 5; ++it) {
+      w.append_sample("cell0", fixtures::sample("elsp-2", 100, it));
+      w.append_sample("cell1", fixtures::sample("elsp-2", 100, it));
+    }
+    for (const char* id : {"cell0", "cell1"}) w.set_cell_status(id, "ok");
+  }
+  report::CompareOptions o;
+  o.regression_threshold_pct = 1;
+  auto r = report::compare_runs({results::load_results(dir)}, o);
+  CHECK(r.regressions.empty());
+  REQUIRE(r.unmeasured.size() == 1);
+  const std::string name = dir.filename().string();
+  CHECK(r.unmeasured[0].describe() == name + " shard 2/2: not in this directory, so its cells (other0, other1) were "
+                                              "not measured; run that shard and `smtlab merge` it with this directory");
+  CHECK(r.markdown_summary.find("could hide one, so this comparison does not pass") != std::string::npos);
+  CHECK(r.markdown_summary.find("- not measured: " + name + " shard 2/2: not in this directory") != std::string::npos);
+  CHECK(std::any_of(r.warnings.begin(), r.warnings.end(), [&](const std::string& w) {
+    return w == name + ": shard 2/2 of its run is not in this directory (2 cell(s) not measured); run it and `smtlab "
+                       "merge` it with this one to compare the whole plan";
+  }));
+
+  // A merge that holds every shard of its run passes.
+  m["shard"].erase("index");
+  m["shard"]["indices"] = {1, 2};
+  m["shard"]["plan_cells"] = {"cell0", "cell1"};
+  std::filesystem::remove_all(dir);
+  {
+    auto w = results::ResultsWriter::create(dir, m);
+    for (int it = 1; it <= 5; ++it) {
+      w.append_sample("cell0", fixtures::sample("elsp-2", 100, it));
+      w.append_sample("cell1", fixtures::sample("elsp-2", 100, it));
+    }
+    for (const char* id : {"cell0", "cell1"}) w.set_cell_status(id, "ok");
+  }
+  auto whole = report::compare_runs({results::load_results(dir)}, o);
+  CHECK(whole.unmeasured.empty());
+  CHECK(whole.markdown_summary.find("No significant regression beyond 1.00% against the baseline.") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

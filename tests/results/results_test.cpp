@@ -810,3 +810,44 @@ TEST_CASE("merge names a shard no directory holds, with its cells and the comman
   CHECK(rep.missing_shards.empty());
   CHECK(rep.duplicate_shards.empty());
 }
+
+TEST_CASE("a directory of a sharded run, or a merge of some of its shards, names the shards it lacks") {
+  const std::vector<std::string> plan = {"c0", "c1", "c2", "c3", "c4", "c5", "c6"};
+  const fs::path root = smtlab::test::scratch_dir("absent-shards");
+  const fs::path s1 = shard_dir(root / "shard-1", 1, 3, plan), s3 = shard_dir(root / "shard-3", 3, 3, plan);
+
+  RunResults one = load_results(s1);
+  REQUIRE(one.absent_shards.size() == 2);
+  CHECK(one.absent_shards[0].name() == "2/3");
+  CHECK(one.absent_shards[0].cells == std::vector<std::string>{"c1", "c4"});
+  CHECK(one.absent_shards[1].name() == "3/3");
+  CHECK(one.absent_shards[1].cells == std::vector<std::string>{"c2", "c5"});
+
+  merge_results({s1, s3}, root / "two");
+  RunResults two = load_results(root / "two");
+  REQUIRE(two.absent_shards.size() == 1);
+  CHECK(two.absent_shards[0].name() == "2/3");
+  CHECK(two.absent_shards[0].cells == std::vector<std::string>{"c1", "c4"});
+
+  merge_results({root / "two", shard_dir(root / "shard-2", 2, 3, plan)}, root / "all");
+  CHECK(load_results(root / "all").absent_shards.empty());
+
+  // A record this smtlab cannot read is said, not taken for a whole run in silence.
+  for (const json& bad : {json{{"index", 4}, {"count", 3}, {"method", "position-mod-count"}, {"plan_cells", plan}},
+                          json{{"index", 1}, {"count", 3}, {"method", "another"}, {"plan_cells", plan}},
+                          json{{"index", 1}, {"count", 3}, {"method", "position-mod-count"}, {"plan_cells", {1, 2}}},
+                          json{{"index", "1"}, {"count", 3}, {"method", "position-mod-count"}, {"plan_cells", plan}},
+                          json("1/3")}) {
+    json m = json::parse(smtlab::read_file(s1 / "manifest.json"));
+    m["shard"] = bad;
+    const fs::path dir = root / "bad";
+    fs::remove_all(dir);
+    ResultsWriter::create(dir, m);
+    RunResults r = load_results(dir);
+    INFO(bad.dump());
+    CHECK(r.absent_shards.empty());
+    REQUIRE_FALSE(r.warnings.empty());
+    CHECK(r.warnings.back().find("its \"shard\" cannot be read, so whether shards of its run are absent cannot be told") !=
+          std::string::npos);
+  }
+}
