@@ -167,9 +167,7 @@ bool parse_monitor(const json& j, MonitorRecord& m) {
 // The command that measures `cell` again. An "ok" cell is not run again in its own directory
 // (--resume keeps it), so into a new one, with the iterations it was planned with.
 std::string measure_again(const json& manifest, const CellResult& cell, int iterations) {
-  std::string recipe;
-  if (auto r = manifest.find("recipe"); r != manifest.end() && r->is_object()) recipe = str_or(*r, "file");
-  std::vector<std::string> argv = {"smtlab", "run", recipe.empty() ? "RECIPE" : recipe, "--cells", cell.id};
+  std::vector<std::string> argv = {"smtlab", "run", recorded_recipe_file(manifest), "--cells", cell.id};
   if (iterations > 0) argv.insert(argv.end(), {"--iterations", std::to_string(iterations)});
   return shell_quote(argv) + " -o NEW_DIR";
 }
@@ -256,6 +254,13 @@ void check_samples(Loader& loader, const json& manifest, CellResult& cell, const
 }
 
 }  // namespace
+
+std::string recorded_recipe_file(const json& manifest) {
+  std::string file;
+  if (auto r = manifest.find("recipe"); r != manifest.end() && r->is_object()) file = str_or(*r, "file");
+  if (file.empty() || file.find("\xEF\xBF\xBD") != std::string::npos) return "RECIPE";
+  return file;
+}
 
 RunResults load_results(const fs::path& dir, const LoadLimits& limits) {
   RunResults run;

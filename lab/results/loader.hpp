@@ -70,6 +70,11 @@ struct LoadLimits {
   size_t max_warnings = 50;
 };
 
+// The recipe file a manifest records, for a command to paste into a shell: "RECIPE" when it records
+// none, or one whose bytes were not UTF-8 (the manifest holds them replaced by U+FFFD, a path that
+// does not exist).
+std::string recorded_recipe_file(const nlohmann::json& manifest);
+
 // Throws smtlab::Error when dir has no readable manifest.json (what, where, what to do).
 RunResults load_results(const std::filesystem::path& dir, const LoadLimits& limits = {});
 

@@ -10,6 +10,7 @@
 
 #include "results/artifacts_check.hpp"
 #include "results/cell_id.hpp"
+#include "results/loader.hpp"
 #include "results/shard_record.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -206,9 +207,7 @@ json check_shards(const std::vector<Shard>& shards, const std::set<std::string>&
     for (size_t d : dirs) where += (where.empty() ? "" : " and in ") + shards[d].dir.string();
     report.duplicate_shards.push_back("shard " + shard_name(k, n) + " is in " + where);
   }
-  const json recipe = shards[first.shard].manifest.value("recipe", json::object());
-  const std::string recipe_file =
-      recipe.is_object() && recipe.contains("file") && recipe["file"].is_string() ? recipe["file"].get<std::string>() : "RECIPE";
+  const std::string recipe_file = recorded_recipe_file(shards[first.shard].manifest);
   // (A shard whose cells another directory ran, unsharded, is not absent.)
   for (AbsentShard& absent : absent_shards(held, ran)) {
     std::vector<std::string> argv = {"smtlab", "run", recipe_file};

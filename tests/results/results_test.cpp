@@ -811,6 +811,28 @@ TEST_CASE("merge names a shard no directory holds, with its cells and the comman
   CHECK(rep.duplicate_shards.empty());
 }
 
+TEST_CASE("a command to paste names the recorded recipe file, or RECIPE where that path would not exist") {
+  json m = manifest();
+  CHECK(recorded_recipe_file(m) == "r.yaml");
+  m["recipe"]["file"] = "/src/r\xEF\xBF\xBD.yaml";  // a path that was not UTF-8, as the manifest stores it
+  CHECK(recorded_recipe_file(m) == "RECIPE");
+  m["recipe"].erase("file");
+  CHECK(recorded_recipe_file(m) == "RECIPE");
+  m["recipe"]["file"] = 7;
+  CHECK(recorded_recipe_file(m) == "RECIPE");
+
+  // merge's command for an absent shard uses it.
+  const std::vector<std::string> plan = {"c0", "c1"};
+  const fs::path root = smtlab::test::scratch_dir("recipe-file");
+  const fs::path s1 = shard_dir(root / "shard-1", 1, 2, plan);
+  json sm = json::parse(smtlab::read_file(s1 / "manifest.json"));
+  sm["recipe"]["file"] = "/src/r\xEF\xBF\xBD.yaml";
+  smtlab::write_file_atomic(s1 / "manifest.json", sm.dump(2));
+  MergeReport rep = merge_results({s1}, root / "all");
+  REQUIRE(rep.missing_shards.size() == 1);
+  CHECK(rep.missing_shards[0].command.rfind("smtlab run RECIPE --cells variant=base", 0) == 0);
+}
+
 TEST_CASE("a directory of a sharded run, or a merge of some of its shards, names the shards it lacks") {
   const std::vector<std::string> plan = {"c0", "c1", "c2", "c3", "c4", "c5", "c6"};
   const fs::path root = smtlab::test::scratch_dir("absent-shards");
