@@ -116,9 +116,7 @@ int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
                 "give a cell id (or a longer prefix of one) from `smtlab plan`");
   }
   const auto& cell = plan.cells[0];
-  // A bad SMTLAB_CONSOLE_CAP_MIB or SMTLAB_CHANNEL_CAP_MIB is an error now, not in each guest's set-up.
-  vm::console_cap();
-  vm::channel_cap();
+  vm::check_output_caps();
   auto connection = vm::Connection::open(options.connect);
   note(connection->describe());
   cache::Cache cache;

@@ -176,9 +176,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     results::ResultsWriter::check_new_dir(summary.dir);
   }
 
-  // A bad SMTLAB_CONSOLE_CAP_MIB or SMTLAB_CHANNEL_CAP_MIB is an error now, not in each guest's set-up.
-  vm::console_cap();
-  vm::channel_cap();
+  vm::check_output_caps();
   // Connect first: a host that cannot run guests should say so before minutes of downloads.
   auto connection = vm::Connection::open(options.connect);
   const auto& info = connection->info();

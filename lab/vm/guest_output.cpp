@@ -38,6 +38,11 @@ OutputCap channel_cap() {
   return {"results channel", cap_from_env("SMTLAB_CHANNEL_CAP_MIB", limits::kMaxChannelBytesPerVm)};
 }
 
+void check_output_caps() {
+  console_cap();
+  channel_cap();
+}
+
 std::string describe_size(std::uint64_t bytes) {
   if (bytes > 0 && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
   return std::to_string(bytes) + " bytes";

@@ -18,9 +18,12 @@ struct OutputCap {
 // limits::kMaxConsoleBytesPerVm and kMaxChannelBytesPerVm, or lower caps in whole MiB from
 // SMTLAB_CONSOLE_CAP_MIB and SMTLAB_CHANNEL_CAP_MIB (a host short of disk; the fault tests' floods).
 // Throws smtlab::Error naming the variable for a value that is not a whole number of MiB from 1
-// to the default: run and boot ask once before anything starts.
+// to the default.
 OutputCap console_cap();
 OutputCap channel_cap();
+// Both caps, for an entry point to check once before anything starts (a bad value is then an error
+// there, not in each guest's set-up): throws as they do.
+void check_output_caps();
 
 // "64 MiB" (whole MiB), or "1000 bytes" for a cap that is not.
 std::string describe_size(std::uint64_t bytes);
