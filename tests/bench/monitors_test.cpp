@@ -28,19 +28,25 @@ TEST_CASE("vmstat sampler produces one row per interval with every column") {
     std::lock_guard lock(m);
     rows.emplace_back(t, v);
   });
+  const auto started = std::chrono::steady_clock::now();
   s.start();
   std::this_thread::sleep_for(std::chrono::milliseconds(650));
   s.stop();
+  const double ran_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::lock_guard lock(m);
-  CHECK(rows.size() >= 4);
-  CHECK(rows.size() <= 7);
+  // A loaded host (the suite's guests) may wake the sampler late; it then skips ahead rather
+  // than bursting. So: at most one row per interval, never two closer than one, none after stop.
+  CHECK(rows.size() >= 2);
+  CHECK(static_cast<double>(rows.size()) <= ran_s / 0.1);
   for (size_t i = 0; i < rows.size(); ++i) {
     for (const char* col : {"r", "b", "swpd", "free", "buff", "cache", "si", "so", "bi", "bo", "in", "cs", "us", "sy",
                             "id", "wa", "st"})
       CHECK(rows[i].second.contains(col));
     CHECK(rows[i].second["free"].get<double>() > 0);
-    CHECK(rows[i].first == Approx(0.1 * (i + 1)).margin(0.08));
+    CHECK(rows[i].first >= 0.1 * static_cast<double>(i + 1) - 0.01);
+    if (i > 0) CHECK(rows[i].first - rows[i - 1].first >= 0.09);
   }
+  CHECK(rows.back().first <= ran_s);
   CHECK(rows.back().second["cs"].get<double>() > 0);
   CHECK(s.rows() == rows.size());
 }
