@@ -43,6 +43,7 @@ report::CompareOptions CompareFlags::options() const {
   o.grouping = report::parse_grouping(by);
   o.kernbench_user_sys = user_sys;
   o.all_metrics = all_metrics;
+  o.per_vm = per_vm;
   o.regression_threshold_pct = fail_on_regression > 0 ? fail_on_regression : 0;
   return o;
 }
@@ -62,6 +63,8 @@ void add_compare_flags(CLI::App* cmd, CompareFlags& f, bool with_format) {
       ->capture_default_str();
   cmd->add_flag("--user-sys", f.user_sys, "kernbench: also user-N and syst-N rows");
   cmd->add_flag("--all-metrics", f.all_metrics, "Every metric the guests reported");
+  cmd->add_flag("--per-vm", f.per_vm,
+                "A column per guest of a cell whose guests all ran the benchmark (<column>/vm<N>), not pooled");
   if (with_format)
     cmd->add_option("--format", f.format, "text (mmtests), markdown, json or csv")
         ->check(CLI::IsMember({"text", "markdown", "md", "json", "csv"}))

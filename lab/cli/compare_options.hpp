@@ -20,11 +20,13 @@ struct CompareFlags {
   std::string by = "benchmark";
   bool user_sys = false;
   bool all_metrics = false;
+  bool per_vm = false;
   double fail_on_regression = -1;  // < 0: off
   report::CompareOptions options() const;
 };
 
-// Adds --baseline, --rule, --stats, --by, --user-sys, --all-metrics (and --format when asked).
+// Adds --baseline, --rule, --stats, --by, --user-sys, --all-metrics, --per-vm (and --format when
+// asked).
 // Every value but --baseline's is checked while the command line is parsed (a bad one: status 2
 // before the command starts); --baseline needs the columns, see check_baseline.
 void add_compare_flags(CLI::App* cmd, CompareFlags& flags, bool with_format);

@@ -125,7 +125,8 @@ std::string format_json(const Tables& t, const CompareOptions& options) {
       jb["columns"].push_back({{"name", c.name}, {"variant", c.variant}, {"topology", c.topology}, {"run", c.run},
                                {"cell", c.cell ? c.cell->id : ""}, {"status", c.cell ? c.cell->status : "missing"},
                                {"bench_s", c.cell ? num(c.cell->bench_s >= 0 ? c.cell->bench_s : NAN) : json()},
-                               {"wall_s", c.cell ? num(c.cell->wall_s >= 0 ? c.cell->wall_s : NAN) : json()}});
+                               {"wall_s", c.cell ? num(c.cell->wall_s >= 0 ? c.cell->wall_s : NAN) : json()},
+                               {"vm", c.vm >= 0 ? json(c.vm) : json()}});
     jb["metrics"] = json::array();
     for (const auto& m : b.metrics) {
       json jm = {{"metric", m.metric}, {"unit", m.unit}, {"better", m.higher_is_better ? "higher" : "lower"}};

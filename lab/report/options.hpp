@@ -25,6 +25,10 @@ struct CompareOptions {
   std::vector<std::string> statistics = {"Amean", "Stddev"};
   bool kernbench_user_sys = false;  // also user-N and syst-N rows
   bool all_metrics = false;         // every metric the guests reported (vcsw-N, cs/msg, ...)
+  // A cell whose guests all ran the benchmark (roles [benchmark, benchmark]): one column per guest
+  // that sent measured samples ("<column>/vm<N>", its own vmstat profile too) instead of their
+  // samples pooled in one column. Shows whether the guests shared the host fairly.
+  bool per_vm = false;
   bool duration = true;             // the Duration table per block
   bool vmstat = true;               // the vmstat profile per block (text/markdown)
   VmstatLayout vmstat_layout = VmstatLayout::side_by_side;

@@ -114,6 +114,14 @@ std::vector<std::string> disturbance_reasons(const nlohmann::json& entry) {
   return out;
 }
 
+// The guests of a cell that sent measured samples.
+std::set<int> measured_vms(const CellResult& cell) {
+  std::set<int> out;
+  for (const auto& s : cell.samples)
+    if (!s.warmup) out.insert(s.vm);
+  return out;
+}
+
 struct BlockBuilder {
   Block block;
   std::vector<std::string> kinds;
@@ -163,8 +171,19 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
       col.topology = cell.topology;
       col.run = run.name();
       col.cell = &cell;
-      b.block.columns.push_back(col);
-      b.kinds.push_back(cell.kind);
+      const std::set<int> vms = options.per_vm && cell.status == "ok" ? measured_vms(cell) : std::set<int>{};
+      if (vms.size() < 2) {
+        b.block.columns.push_back(col);
+        b.kinds.push_back(cell.kind);
+      } else {
+        for (int vm : vms) {
+          Column one = col;
+          one.name += "/vm" + std::to_string(vm);
+          one.vm = vm;
+          b.block.columns.push_back(std::move(one));
+          b.kinds.push_back(cell.kind);
+        }
+      }
     }
   }
   // Clashing column names (several runs of one recipe): prefix every column with its run.
@@ -194,10 +213,13 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
     for (const auto& c : b.columns)
       if (c.cell && c.cell->status != "ok")
         b.failed.push_back({c.name, c.cell->id, c.cell->status, c.cell->error});
-    for (const auto& c : b.columns)
-      if (c.cell && c.cell->status == "ok")
+    for (size_t i = 0; i < b.columns.size(); ++i) {
+      const Column& c = b.columns[i];
+      const bool again = i > 0 && b.columns[i - 1].cell == c.cell;  // a cell's other guests: said once
+      if (c.cell && c.cell->status == "ok" && !again)
         if (auto reasons = disturbance_reasons(c.cell->entry); !reasons.empty())
           b.disturbed.push_back({c.name, c.cell->id, std::move(reasons)});
+    }
     // Metrics: first-seen, then sorted by number and operation.
     std::vector<std::string> metrics;
     std::map<std::string, std::pair<std::string, bool>> meta;  // metric -> unit, higher
@@ -205,7 +227,7 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
       const CellResult* cell = b.columns[i].cell;
       if (!cell) continue;
       for (const auto& s : cell->samples) {
-        if (!wanted(bb.kinds[i], s.metric, options)) continue;
+        if (!b.columns[i].holds(s) || !wanted(bb.kinds[i], s.metric, options)) continue;
         if (!meta.count(s.metric)) {
           metrics.push_back(s.metric);
           meta[s.metric] = {s.unit, s.higher_is_better()};
@@ -226,7 +248,7 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
         std::vector<double> v;
         if (c.cell && c.cell->status == "ok")
           for (const auto& s : c.cell->samples)
-            if (!s.warmup && s.metric == m) v.push_back(s.value);
+            if (!s.warmup && s.metric == m && c.holds(s)) v.push_back(s.value);
         row.values.push_back(compute(std::move(v), row.higher_is_better));
       }
       const Value& base = row.values[b.baseline];

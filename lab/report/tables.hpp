@@ -15,6 +15,9 @@ struct Column {
   std::string name;  // header text: "<variant>-<topology>" (or "<variant>"; "<run>/" prefixed on clashes)
   std::string variant, topology, run;
   const results::CellResult* cell = nullptr;  // null: the run has no such cell
+  int vm = -1;  // CompareOptions::per_vm: the guest whose samples this column holds; -1: every guest's
+  // The guests this column's samples come from: `vm`, or all.
+  bool holds(const results::Sample& s) const { return vm < 0 || s.vm == vm; }
 };
 
 // Statistics of one column for one metric (warm-up samples excluded).

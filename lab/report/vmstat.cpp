@@ -16,7 +16,7 @@ std::vector<VmstatSeries> vmstat_profile(const Block& block, int vm) {
     std::vector<const results::MonitorRecord*> recs;
     for (const auto& m : col.cell->monitors)
       // Only the measured phase: set-up samples count their time from another origin.
-      if (m.monitor == "vmstat" && m.vm == vm && std::isfinite(m.t) && m.phase == "measure")
+      if (m.monitor == "vmstat" && m.vm == (col.vm >= 0 ? col.vm : vm) && std::isfinite(m.t) && m.phase == "measure")
         recs.push_back(&m);
     std::stable_sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->t < b->t; });
     for (auto* r : recs) {
@@ -62,7 +62,8 @@ std::string rstrip(std::string s) {
 std::string format_vmstat(const Block& block, const std::vector<std::string>& fields, VmstatLayout layout) {
   auto series = vmstat_profile(block);
   if (series.empty()) return {};
-  std::string out = "vmstat " + block.title + " (vm 0)\n";
+  const bool per_vm = std::any_of(block.columns.begin(), block.columns.end(), [](const Column& c) { return c.vm >= 0; });
+  std::string out = "vmstat " + block.title + (per_vm ? " (vm 0; a <column>/vmN: guest N)\n" : " (vm 0)\n");
   const size_t tw = 7;  // "Time(s)"
   if (layout == VmstatLayout::stacked) {
     for (const auto& s : series) {

@@ -15,7 +15,8 @@ struct VmstatSeries {
   std::vector<std::map<std::string, double>> rows;  // one per t
 };
 
-// Series for each column of the block that has vmstat records for `vm` (others are left out).
+// Series for each column of the block that has vmstat records for `vm`, or for its own guest when
+// the column holds one guest's samples (Column::vm); others are left out.
 std::vector<VmstatSeries> vmstat_profile(const Block& block, int vm = 0);
 
 // Text table: a time column, then per column the chosen vmstat fields over time, either side by

@@ -6,9 +6,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <map>
 #include <regex>
 #include <set>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
 #include "util/files.hpp"
@@ -248,6 +251,45 @@ TEST_CASE("shards 1/2 and 2/2, merged, give the cells and comparison rows of one
   REQUIRE(b.status == 0);
   CHECK_FALSE(row_labels(a.out).empty());
   CHECK(row_labels(a.out) == row_labels(b.out));
+  // One shard alone cannot pass a gate: the other shard's cell was not measured.
+  auto alone = run_smtlab({"compare", (dir / "shard1").string(), "--fail-on-regression", "50"});
+  INFO(alone.err);
+  CHECK(alone.status == 4);
+  CHECK(alone.err.find("smtlab: not measured: shard1 shard 2/2: not in this directory, so its cells (" +
+                       *cell_ids(dir / "shard2").begin() + ") were not measured") != std::string::npos);
+}
+
+TEST_CASE("two guests that both run the benchmark: pooled in one column, or with --per-vm a column and a vmstat profile each") {
+  auto dir = scratch_dir("per-vm") / "run";
+  auto r = run_smtlab({"run", tiny(), "--cells", "topology=overcommit", "-o", dir.string(), "--no-compare"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto msgs = [](const nlohmann::json& block) {
+    std::map<std::string, size_t> n;  // column -> measured msgs/s samples
+    for (const auto& m : block["metrics"])
+      if (m["metric"] == "msgs/s")
+        for (const auto& c : m["columns"]) n[c["column"].get<std::string>()] = c["n"].get<size_t>();
+    return n;
+  };
+  auto pooled = run_smtlab({"compare", dir.string(), "--format", "json"});
+  REQUIRE(pooled.status == 0);
+  const auto pb = nlohmann::json::parse(pooled.out)["blocks"][0];
+  CHECK(msgs(pb) == std::map<std::string, size_t>{{"eevdf-overcommit", 4}});  // 2 guests x 2 iterations
+
+  auto split = run_smtlab({"compare", dir.string(), "--per-vm", "--format", "json"});
+  REQUIRE(split.status == 0);
+  const auto sb = nlohmann::json::parse(split.out)["blocks"][0];
+  CHECK(msgs(sb) == std::map<std::string, size_t>{{"eevdf-overcommit/vm0", 2}, {"eevdf-overcommit/vm1", 2}});
+  REQUIRE(sb["columns"].size() == 2);
+  CHECK(sb["columns"][1]["vm"] == 1);
+  // The text tables show each guest's own vmstat profile (tiny.yaml samples vmstat every second).
+  auto text = run_smtlab({"compare", dir.string(), "--per-vm"});
+  REQUIRE(text.status == 0);
+  INFO(text.out);
+  CHECK(text.out.find("eevdf-overcommit/vm0") != std::string::npos);
+  const size_t profile = text.out.find("vmstat");
+  REQUIRE(profile != std::string::npos);
+  CHECK(text.out.find("eevdf-overcommit/vm1", profile) != std::string::npos);
 }
 
 TEST_CASE("reproduce re-runs a results directory's cells with its pinned artifacts and compares the two") {

@@ -5,6 +5,7 @@
 
 #include "fixtures.hpp"
 #include "report/compare.hpp"
+#include "report/vmstat.hpp"
 #include "util/error.hpp"
 
 using namespace smtlab;
@@ -361,6 +362,66 @@ TEST_CASE("edge cases: one iteration, a zero rate, long names, a baseline some b
   CHECK(report::compare({run, run}, o).find("-0.00%") == std::string::npos);
   o.baseline = "nosuch";
   CHECK_THROWS_WITH(report::compare({run}, o), Catch::Contains("'nosuch' is not a column of any table"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("per_vm: a column per guest of a cell whose guests all ran the benchmark, each with its own vmstat") {
+  // "pair": two guests both measured, vm 0 twice as fast as vm 1; "one": a single guest.
+  std::vector<fixtures::CellSpec> specs(2);
+  specs[0].variant = "one", specs[1].variant = "pair";
+  for (auto& s : specs) s.topology = "VMx2";
+  auto dir = fixtures::temp_dir("per-vm");
+  {
+    auto w = results::ResultsWriter::create(dir, fixtures::manifest(specs));
+    const auto a = fixtures::five(100, 1), b = fixtures::five(200, 2);
+    for (int it = 1; it <= 5; ++it) {
+      w.append_sample("cell0", fixtures::sample("elsp-2", a[it - 1], it));
+      w.append_sample("cell1", fixtures::sample("elsp-2", a[it - 1], it));
+      auto other = fixtures::sample("elsp-2", b[it - 1], it);
+      other["vm"] = 1;
+      w.append_sample("cell1", other);
+      auto warm = fixtures::sample("elsp-2", 999, 0, true);
+      warm["vm"] = 2;  // a guest with only a warm-up sample has no column
+      w.append_sample("cell1", warm);
+      w.append_monitor("cell1", fixtures::vmstat(10.0 * it, 1, 100));
+      w.append_monitor("cell1", fixtures::vmstat(10.0 * it, 7, 700, 1));
+    }
+    w.set_cell_status("cell0", "ok");
+    w.set_cell_status("cell1", "ok", {{"disturbances", {"host load 3.0"}}});
+  }
+  auto run = results::load_results(dir);
+  report::CompareOptions o;
+  auto pooled = report::build_tables({run}, o);
+  REQUIRE(pooled.blocks.size() == 1);
+  REQUIRE(pooled.blocks[0].columns.size() == 2);
+  CHECK(pooled.blocks[0].metrics[0].values[1].n == 10);
+  CHECK(pooled.blocks[0].metrics[0].values[1].amean == Approx(150));
+
+  o.per_vm = true;
+  auto t = report::build_tables({run}, o);
+  const auto& b = t.blocks[0];
+  std::vector<std::string> names;
+  for (const auto& c : b.columns) names.push_back(c.name);
+  CHECK(names == std::vector<std::string>{"one-VMx2", "pair-VMx2/vm0", "pair-VMx2/vm1"});
+  REQUIRE(b.metrics.size() == 1);
+  const auto& elsp = b.metrics[0];
+  CHECK(elsp.values[1].n == 5);
+  CHECK(elsp.values[1].amean == Approx(100));
+  CHECK(elsp.values[2].n == 5);
+  CHECK(elsp.values[2].amean == Approx(200));
+  CHECK(elsp.values[2].stddev == Approx(2));
+  CHECK(elsp.tests[2].significant);
+  CHECK(b.disturbed.size() == 1);  // one cell, said once
+  // Each guest's own run queue.
+  auto series = report::vmstat_profile(b);
+  REQUIRE(series.size() == 2);
+  CHECK(series[0].column == "pair-VMx2/vm0");
+  CHECK(series[0].rows[0].at("r") == 1);
+  CHECK(series[1].column == "pair-VMx2/vm1");
+  CHECK(series[1].rows[0].at("r") == 7);
+  // A baseline named by variant is the first guest's column.
+  o.baseline = "pair";
+  CHECK(report::build_tables({run}, o).blocks[0].baseline == 1);
   std::filesystem::remove_all(dir);
 }
 
