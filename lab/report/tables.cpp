@@ -218,7 +218,8 @@ Tables build_tables(const std::vector<RunResults>& runs, const CompareOptions& o
       const bool again = i > 0 && b.columns[i - 1].cell == c.cell;  // a cell's other guests: said once
       if (c.cell && c.cell->status == "ok" && !again)
         if (auto reasons = disturbance_reasons(c.cell->entry); !reasons.empty())
-          b.disturbed.push_back({c.name, c.cell->id, std::move(reasons)});
+          b.disturbed.push_back({c.vm >= 0 ? c.name.substr(0, c.name.rfind("/vm")) : c.name, c.cell->id,
+                                 std::move(reasons)});
     }
     // Metrics: first-seen, then sorted by number and operation.
     std::vector<std::string> metrics;
