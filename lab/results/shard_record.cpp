@@ -1,6 +1,7 @@
 #include "results/shard_record.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace smtlab::results {
 
@@ -52,8 +53,11 @@ std::optional<ShardRecord> read_shard_record(const json& manifest, bool& unreada
 
 std::vector<AbsentShard> absent_shards(const ShardRecord& record, const std::set<std::string>& held) {
   std::vector<AbsentShard> out;
-  for (int k = 1; k <= record.count; ++k) {
-    if (std::find(record.indices.begin(), record.indices.end(), k) != record.indices.end()) continue;
+  const std::set<int> holds(record.indices.begin(), record.indices.end());
+  // A shard past the plan's cells holds none (a manifest from anywhere may claim a huge count).
+  const int last = static_cast<int>(std::min<size_t>(static_cast<size_t>(record.count), record.plan_cells.size()));
+  for (int k = 1; k <= last; ++k) {
+    if (holds.count(k)) continue;
     AbsentShard a{k, record.count, {}};
     for (auto& id : record.cells_of(k))
       if (!held.count(id)) a.cells.push_back(std::move(id));

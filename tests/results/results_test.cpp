@@ -854,6 +854,18 @@ TEST_CASE("a directory of a sharded run, or a merge of some of its shards, names
   merge_results({root / "two", shard_dir(root / "shard-2", 2, 3, plan)}, root / "all");
   CHECK(load_results(root / "all").absent_shards.empty());
 
+  // A count far beyond the plan's cells (a manifest from anywhere): shards past the plan hold nothing.
+  {
+    json m = json::parse(smtlab::read_file(s1 / "manifest.json"));
+    m["shard"]["count"] = 1'000'000;
+    const fs::path dir = root / "huge";
+    ResultsWriter::create(dir, m);
+    RunResults r = load_results(dir);
+    // Shards 2..7 hold one cell each, c1..c6 (c3 and c6 are here); 8..1000000 hold none.
+    REQUIRE(r.absent_shards.size() == 4);
+    CHECK(r.absent_shards.back().name() == "6/1000000");
+  }
+
   // A record this smtlab cannot read is said, not taken for a whole run in silence.
   for (const json& bad : {json{{"index", 4}, {"count", 3}, {"method", "position-mod-count"}, {"plan_cells", plan}},
                           json{{"index", 1}, {"count", 3}, {"method", "another"}, {"plan_cells", plan}},
