@@ -153,9 +153,6 @@ std::optional<ShardClaim> shard_claim(const Shard& shard, size_t i, std::vector<
   return ShardClaim{i, std::move(*record)};
 }
 
-// "K/N"
-std::string shard_name(int k, int n) { return std::to_string(k) + "/" + std::to_string(n); }
-
 // A directory for shard k of n: where shard i's directory is named "<prefix><i>" (results/shard-1),
 // "<prefix><k>" beside it; else "shard-<k>-of-<n>" beside the first shard's.
 fs::path directory_for(const std::vector<Shard>& shards, const std::vector<ShardClaim>& claims, int k, int n) {

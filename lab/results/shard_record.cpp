@@ -20,7 +20,9 @@ std::vector<std::string> ShardRecord::cells_of(int k) const {
   return out;
 }
 
-std::string AbsentShard::name() const { return std::to_string(index) + "/" + std::to_string(count); }
+std::string shard_name(int k, int n) { return std::to_string(k) + "/" + std::to_string(n); }
+
+std::string AbsentShard::name() const { return shard_name(index, count); }
 
 std::optional<ShardRecord> read_shard_record(const json& manifest, bool& unreadable) {
   unreadable = false;

@@ -25,6 +25,9 @@ struct ShardRecord {
 // then `unreadable` is set (the caller says what that costs).
 std::optional<ShardRecord> read_shard_record(const nlohmann::json& manifest, bool& unreadable);
 
+// "K/N"
+std::string shard_name(int k, int n);
+
 // A shard of the record's N that it does not hold, with its cells that `held` lacks.
 struct AbsentShard {
   int index = 0, count = 0;
