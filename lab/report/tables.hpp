@@ -78,6 +78,8 @@ struct Tables {
 // Throws smtlab::Error when the baseline names no column of any block; a block that lacks it
 // keeps its first column as baseline, with a warning.
 Tables build_tables(const std::vector<results::RunResults>& runs, const CompareOptions& options);
+// The tables point into `runs` (Column::cell): runs that die before them are refused at compile time.
+Tables build_tables(std::vector<results::RunResults>&& runs, const CompareOptions& options) = delete;
 
 // The row name of a statistic for a metric: "Amean" becomes "Hmean" for higher-is-better metrics.
 std::string statistic_label(const std::string& statistic, bool higher_is_better);

@@ -389,16 +389,16 @@ TEST_CASE("per_vm: a column per guest of a cell whose guests all ran the benchma
     w.set_cell_status("cell0", "ok");
     w.set_cell_status("cell1", "ok", {{"disturbances", {"host load 3.0"}}});
   }
-  auto run = results::load_results(dir);
+  const std::vector<results::RunResults> runs{results::load_results(dir)};
   report::CompareOptions o;
-  auto pooled = report::build_tables({run}, o);
+  auto pooled = report::build_tables(runs, o);
   REQUIRE(pooled.blocks.size() == 1);
   REQUIRE(pooled.blocks[0].columns.size() == 2);
   CHECK(pooled.blocks[0].metrics[0].values[1].n == 10);
   CHECK(pooled.blocks[0].metrics[0].values[1].amean == Approx(150));
 
   o.per_vm = true;
-  auto t = report::build_tables({run}, o);
+  auto t = report::build_tables(runs, o);
   const auto& b = t.blocks[0];
   std::vector<std::string> names;
   for (const auto& c : b.columns) names.push_back(c.name);
@@ -422,7 +422,7 @@ TEST_CASE("per_vm: a column per guest of a cell whose guests all ran the benchma
   CHECK(series[1].rows[0].at("r") == 7);
   // A baseline named by variant is the first guest's column.
   o.baseline = "pair";
-  CHECK(report::build_tables({run}, o).blocks[0].baseline == 1);
+  CHECK(report::build_tables(runs, o).blocks[0].baseline == 1);
   std::filesystem::remove_all(dir);
 }
 
