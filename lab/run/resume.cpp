@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "results/artifacts_check.hpp"
+#include "results/shard_record.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/utc.hpp"
@@ -30,9 +31,8 @@ void check_resume_conditions(const nlohmann::json& recorded, const nlohmann::jso
       const auto number = [&](const char* key) {
         return s.is_object() && s.contains(key) && s[key].is_number_integer() ? s[key].get<int>() : 0;
       };
-      return number("index") > 0 && number("count") > 0
-                 ? std::to_string(number("index")) + "/" + std::to_string(number("count"))
-                 : std::string();
+      return number("index") > 0 && number("count") > 0 ? results::shard_name(number("index"), number("count"))
+                                                        : std::string();
     };
     const std::string was = shard(recorded["shard"]), is = shard(now["shard"]);
     if (!was.empty() && was != is)
