@@ -164,7 +164,14 @@ std::string format_json(const Tables& t, const CompareOptions& options) {
       json js = {{"column", s.column}, {"t", s.t}, {"rows", s.rows}};
       profile.push_back(std::move(js));
     }
-    if (options.vmstat) jb["vmstat"] = std::move(profile);
+    if (options.vmstat) {
+      jb["vmstat"] = std::move(profile);
+      json gaps = json::array();
+      for (const auto& g : vmstat_gaps(b))
+        gaps.push_back({{"column", g.column}, {"cell", g.cell}, {"vm", g.vm}, {"interval_s", g.interval_s},
+                        {"why", g.describe()}});
+      jb["vmstat_gaps"] = std::move(gaps);
+    }
     out["blocks"].push_back(std::move(jb));
   }
   out["warnings"] = t.warnings;

@@ -295,6 +295,7 @@ std::string render_html_report(const std::vector<results::RunResults>& runs, con
     if (options.plots) {
       h += legend(b);
       h += "<div class=\"charts\">\n" + bar_charts(b) + vmstat_charts(b) + "</div>\n";
+      for (const auto& gap : vmstat_gaps(b)) h += "<p class=\"note\">" + escape(gap.describe()) + "</p>\n";
     }
     h += "<h3>Duration</h3>\n" + duration_table(b);
     std::string v = format_vmstat(b, co.vmstat_columns, VmstatLayout::stacked);

@@ -7,25 +7,91 @@
 
 namespace smtlab::report {
 
-std::vector<VmstatSeries> vmstat_profile(const Block& block, int vm) {
+namespace {
+
+// The guest a column's profile comes from: its own (per-VM columns), else the cell's first guest
+// with the benchmark role in the definition's topology (a noise guest runs no sampler).
+int profiled_vm(const Column& col) {
+  if (col.vm >= 0) return col.vm;
+  const auto& entry = col.cell->entry;
+  if (!entry.is_object()) return 0;
+  auto d = entry.find("definition");
+  if (d == entry.end() || !d->is_object()) return 0;
+  auto t = d->find("topology");
+  if (t == d->end() || !t->is_object()) return 0;
+  auto roles = t->find("roles");
+  if (roles == t->end() || !roles->is_array()) return 0;
+  for (size_t vm = 0; vm < roles->size(); ++vm)
+    if ((*roles)[vm] == "benchmark") return static_cast<int>(vm);
+  return 0;
+}
+
+// The measured-phase vmstat records of the column's guest, in time order.
+std::vector<const results::MonitorRecord*> measured_rows(const Column& col, int vm) {
+  std::vector<const results::MonitorRecord*> recs;
+  for (const auto& m : col.cell->monitors)
+    // Only the measured phase: set-up samples count their time from another origin.
+    if (m.monitor == "vmstat" && m.vm == vm && std::isfinite(m.t) && m.phase == "measure") recs.push_back(&m);
+  std::stable_sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->t < b->t; });
+  return recs;
+}
+
+std::string seconds(double s) { return fmt::format("{:.{}f}", s, s < 10 ? 2 : 1); }
+
+}  // namespace
+
+std::vector<VmstatSeries> vmstat_profile(const Block& block) {
   std::vector<VmstatSeries> out;
   for (const auto& col : block.columns) {
     if (!col.cell) continue;
     VmstatSeries s;
     s.column = col.name;
-    std::vector<const results::MonitorRecord*> recs;
-    for (const auto& m : col.cell->monitors)
-      // Only the measured phase: set-up samples count their time from another origin.
-      if (m.monitor == "vmstat" && m.vm == (col.vm >= 0 ? col.vm : vm) && std::isfinite(m.t) && m.phase == "measure")
-        recs.push_back(&m);
-    std::stable_sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->t < b->t; });
-    for (auto* r : recs) {
+    s.vm = profiled_vm(col);
+    for (auto* r : measured_rows(col, s.vm)) {
       s.t.push_back(r->t);
       s.rows.push_back(r->values);
     }
     if (!s.t.empty()) out.push_back(std::move(s));
   }
   return out;
+}
+
+std::vector<VmstatGap> vmstat_gaps(const Block& block) {
+  std::vector<VmstatGap> out;
+  for (const auto& col : block.columns) {
+    if (!col.cell || col.cell->status != "ok" || !(col.cell->vmstat_interval_s > 0)) continue;
+    const int vm = profiled_vm(col);
+    if (!measured_rows(col, vm).empty()) continue;
+    VmstatGap gap{col.name, col.cell->id, vm, col.cell->vms, col.cell->bench_s, col.cell->vmstat_interval_s};
+    for (const auto& m : col.cell->monitors) gap.setup_rows += m.monitor == "vmstat" && m.vm == vm ? 1 : 0;
+    out.push_back(std::move(gap));
+  }
+  return out;
+}
+
+std::string VmstatGap::describe() const {
+  std::string out = "no vmstat row for " + column + " (cell " + cell + ", vm " + std::to_string(vm) + "): ";
+  // A few rows over what the benchmark ran, and never below what a recipe accepts.
+  const double span = bench_s >= 0 ? std::min(bench_s, interval_s) : interval_s;
+  const std::string more_often = "sample more often (recipe: monitors: vmstat: {interval: " +
+                                 fmt::format("{:.1f}", std::max(0.1, std::floor(span / 4 * 10) / 10)) +
+                                 "}) or measure longer";
+  if (bench_s >= 0 && bench_s < interval_s)
+    return out + "its benchmark ran " + seconds(bench_s) + " s, less than one " + seconds(interval_s) +
+           " s sampling interval; for a run-queue profile, " + more_often;
+  if (setup_rows > 0)
+    return out + "its " + std::to_string(setup_rows) +
+           " row(s) all came before the first measured iteration (set-up, warm-up), and the measured iterations "
+           "ended within one " + seconds(interval_s) + " s sampling interval; for a run-queue profile, " + more_often;
+  // bench_s spans the cell's guests, which start at different times: one guest's own iterations
+  // can end within an interval of a longer span.
+  return out + "the guest sent none with a " + seconds(interval_s) + " s sampling interval" +
+         (bench_s >= 0 ? " while the cell's benchmark ran " + seconds(bench_s) + " s" +
+                             (vms > 1 ? " (first iteration of its " + std::to_string(vms) + " guests to the last end)"
+                                      : std::string())
+                       : std::string()) +
+         "; a guest whose iterations end within one interval has none: " + more_often +
+         "; if they ran longer, its console and events.jsonl in the cell's directory may say why";
 }
 
 namespace {
@@ -57,13 +123,20 @@ std::string rstrip(std::string s) {
   return s;
 }
 
-}  // namespace
-
-std::string format_vmstat(const Block& block, const std::vector<std::string>& fields, VmstatLayout layout) {
-  auto series = vmstat_profile(block);
-  if (series.empty()) return {};
+// The vmstat table of the series (header line included).
+std::string format_series(const Block& block, const std::vector<VmstatSeries>& series,
+                          const std::vector<std::string>& fields, VmstatLayout layout) {
+  // Which guest each series shows: a per-guest column its own; a pooled one (its cell's guests'
+  // samples together) vm 0, unless its roles put a noise guest first.
+  const auto with_cell = [](const Column& c) { return c.cell != nullptr; };
   const bool per_vm = std::any_of(block.columns.begin(), block.columns.end(), [](const Column& c) { return c.vm >= 0; });
-  std::string out = "vmstat " + block.title + (per_vm ? " (vm 0; a <column>/vmN: guest N)\n" : " (vm 0)\n");
+  const bool pooled = std::any_of(block.columns.begin(), block.columns.end(),
+                                  [&](const Column& c) { return with_cell(c) && c.vm < 0; });
+  const bool pooled_vm0 = std::all_of(block.columns.begin(), block.columns.end(),
+                                      [&](const Column& c) { return !with_cell(c) || c.vm >= 0 || profiled_vm(c) == 0; });
+  std::string guests = pooled ? (pooled_vm0 ? "vm 0" : "each cell's first benchmark guest") : "";
+  if (per_vm) guests += (guests.empty() ? "" : "; ") + std::string("a <column>/vmN: guest N");
+  std::string out = "vmstat " + block.title + " (" + guests + ")\n";
   const size_t tw = 7;  // "Time(s)"
   if (layout == VmstatLayout::stacked) {
     for (const auto& s : series) {
@@ -116,6 +189,15 @@ std::string format_vmstat(const Block& block, const std::vector<std::string>& fi
     }
     out += rstrip(line) + "\n";
   }
+  return out;
+}
+
+}  // namespace
+
+std::string format_vmstat(const Block& block, const std::vector<std::string>& fields, VmstatLayout layout) {
+  const auto series = vmstat_profile(block);
+  std::string out = series.empty() ? std::string() : format_series(block, series, fields, layout);
+  for (const auto& gap : vmstat_gaps(block)) out += gap.describe() + "\n";
   return out;
 }
 

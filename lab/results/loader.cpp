@@ -299,6 +299,7 @@ RunResults load_results(const fs::path& dir, const LoadLimits& limits) {
     cell.error = str_or(entry, "error");
     cell.wall_s = num_or(entry, "wall_s", -1);
     cell.bench_s = num_or(entry, "bench_s", -1);
+    cell.vmstat_interval_s = num_or(entry, "vmstat_interval_s", -1);
     cell.vms = int_or(entry, "vms", 1);
     cell.guest_topology = entry.contains("guest_topology") ? entry["guest_topology"] : json();
     cell.entry = entry;

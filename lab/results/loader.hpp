@@ -41,6 +41,7 @@ struct CellResult {
   std::string error;
   double wall_s = -1;   // -1: not recorded
   double bench_s = -1;  // -1: not recorded
+  double vmstat_interval_s = -1;  // the benchmark guests' vmstat sampling interval; 0: none; -1: not recorded
   int vms = 1;
   nlohmann::json guest_topology;  // as the guests reported it (array, one per VM), or null
   nlohmann::json entry;           // the cell's manifest entry as written

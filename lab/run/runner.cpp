@@ -35,7 +35,7 @@
 namespace smtlab::run {
 namespace {
 
-nlohmann::json cell_entry(const plan::Cell& cell) {
+nlohmann::json cell_entry(const plan::Cell& cell, const recipe::Monitors& monitors) {
   const auto& t = cell.topology;
   return {{"id", cell.id},
           {"index", cell.index},
@@ -51,7 +51,10 @@ nlohmann::json cell_entry(const plan::Cell& cell) {
           {"benchmark", cell.benchmark.name},
           {"kind", cell.benchmark.kind},
           {"iterations", cell.iterations},
-          {"definition", plan::cell_definition(cell)}};
+          {"definition", plan::cell_definition(cell)},
+          // What the benchmark guests' vmstat sampler was asked for (0: none), so that a profile
+          // with no row can be told apart from one that was never asked for.
+          {"vmstat_interval_s", monitors.vmstat ? monitors.vmstat_interval_s : 0.0}};
 }
 
 // Writes what the guests send into the results directory, and keeps the progress line fresh.
@@ -234,7 +237,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     // A shard says which one it is, so that merge can tell an absent shard (and how to run it).
     if (auto shard = plan::shard_record(plan, options.plan); !shard.is_null()) manifest["shard"] = std::move(shard);
     manifest["cells"] = nlohmann::json::array();
-    for (const auto& cell : plan.cells) manifest["cells"].push_back(cell_entry(cell));
+    for (const auto& cell : plan.cells) manifest["cells"].push_back(cell_entry(cell, recipe.monitors));
     writer.emplace(results::ResultsWriter::create(summary.dir, manifest));
   }
   note("results: " + summary.dir.string());

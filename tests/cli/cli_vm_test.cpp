@@ -282,6 +282,16 @@ TEST_CASE("two guests that both run the benchmark: pooled in one column, or with
   CHECK(msgs(sb) == std::map<std::string, size_t>{{"eevdf-overcommit/vm0", 2}, {"eevdf-overcommit/vm1", 2}});
   REQUIRE(sb["columns"].size() == 2);
   CHECK(sb["columns"][1]["vm"] == 1);
+  // Each guest's run queue is either profiled or named as a gap (tiny's chat may end within its 1 s
+  // interval), never silently left out.
+  std::set<std::string> profiled;
+  for (const auto& s : sb["vmstat"]) profiled.insert(s["column"].get<std::string>());
+  for (const auto& g : sb["vmstat_gaps"]) {
+    INFO(g.dump());
+    CHECK(g["interval_s"] == 1.0);
+    CHECK(profiled.insert(g["column"].get<std::string>()).second);
+  }
+  CHECK(profiled == std::set<std::string>{"eevdf-overcommit/vm0", "eevdf-overcommit/vm1"});
   // The text tables head each guest's column "<variant>" over "<topology>/vm<N>".
   auto text = run_smtlab({"compare", dir.string(), "--per-vm"});
   REQUIRE(text.status == 0);

@@ -5,6 +5,7 @@
 
 #include "fixtures.hpp"
 #include "report/compare.hpp"
+#include "report/html.hpp"
 #include "report/vmstat.hpp"
 #include "util/error.hpp"
 
@@ -420,6 +421,9 @@ TEST_CASE("per_vm: a column per guest of a cell whose guests all ran the benchma
   CHECK(series[0].rows[0].at("r") == 1);
   CHECK(series[1].column == "pair-VMx2/vm1");
   CHECK(series[1].rows[0].at("r") == 7);
+  // The profile's header says which guest a pooled column shows and what a per-guest column is.
+  CHECK(report::format_vmstat(b, {"r"}, report::VmstatLayout::stacked)
+            .starts_with("vmstat " + b.title + " (vm 0; a <column>/vmN: guest N)\npair-VMx2/vm0\n"));
   // A baseline named by variant is the first guest's column.
   o.baseline = "pair";
   CHECK(report::build_tables(runs, o).blocks[0].baseline == 1);
@@ -574,5 +578,92 @@ TEST_CASE("directories compared side by side that ran on other conditions are na
   b.manifest["image"].erase("installed");
   b.manifest["versions"].erase("qemu");
   CHECK(conditions(b).empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("vmstat: a cell that asked its guest for rows and has none is named, with why and what gives a profile") {
+  // rows: sampled; short: a benchmark shorter than one interval; warm: rows only before the first
+  // measured iteration; noisefirst: roles [noise, benchmark], its benchmark guest's rows; off: no
+  // sampler asked for; old: a manifest from before vmstat_interval_s; silent: two guests, no row.
+  const std::vector<std::string> names = {"rows", "short", "warm", "noisefirst", "off", "old", "silent"};
+  std::vector<fixtures::CellSpec> specs(names.size());
+  for (size_t i = 0; i < names.size(); ++i) specs[i].variant = names[i], specs[i].topology = "T";
+  auto m = fixtures::manifest(specs);
+  const double interval[] = {1, 1, 10, 1, 0};
+  for (size_t i = 0; i < 5; ++i) m["cells"][i]["vmstat_interval_s"] = interval[i];
+  m["cells"][3]["definition"] = {{"topology", {{"roles", {"noise", "benchmark"}}}}};
+  m["cells"][6]["vmstat_interval_s"] = 1;
+  m["cells"][6]["vms"] = 2;
+  auto dir = fixtures::temp_dir("vmstat-gaps");
+  {
+    auto w = results::ResultsWriter::create(dir, m);
+    const auto v = fixtures::five(100, 1);
+    for (size_t c = 0; c < names.size(); ++c) {
+      const std::string id = "cell" + std::to_string(c);
+      for (int it = 1; it <= 5; ++it) w.append_sample(id, fixtures::sample("elsp-2", v[it - 1], it));
+      w.set_cell_status(id, "ok", {{"bench_s", c == 1 ? 0.8 : 30.0}});
+    }
+    w.append_monitor("cell0", fixtures::vmstat(1, 2, 100));
+    for (double t : {-3.0, -1.0}) {  // the warm-up's rows
+      auto setup = fixtures::vmstat(t, 2, 100);
+      setup["phase"] = "setup";
+      w.append_monitor("cell2", setup);
+    }
+    w.append_monitor("cell3", fixtures::vmstat(1, 9, 900, 1));
+  }
+  const std::vector<results::RunResults> runs{results::load_results(dir)};
+  const auto& run = runs[0];
+  report::CompareOptions o;
+  const auto t = report::build_tables(runs, o);
+  REQUIRE(t.blocks.size() == 1);
+  const auto& b = t.blocks[0];
+
+  const auto series = report::vmstat_profile(b);
+  REQUIRE(series.size() == 2);
+  CHECK(series[0].column == "rows-T");
+  CHECK(series[1].column == "noisefirst-T");
+  CHECK(series[1].vm == 1);
+  CHECK(series[1].rows[0].at("r") == 9);
+
+  const auto gaps = report::vmstat_gaps(b);
+  REQUIRE(gaps.size() == 3);
+  CHECK(gaps[0].column == "short-T");
+  CHECK(gaps[0].describe() ==
+        "no vmstat row for short-T (cell cell1, vm 0): its benchmark ran 0.80 s, less than one 1.00 s sampling "
+        "interval; for a run-queue profile, sample more often (recipe: monitors: vmstat: {interval: 0.2}) or "
+        "measure longer");
+  CHECK(gaps[1].column == "warm-T");
+  CHECK(gaps[1].setup_rows == 2);
+  CHECK_THAT(gaps[1].describe(), Catch::StartsWith("no vmstat row for warm-T (cell cell2, vm 0): its 2 row(s) all "
+                                                   "came before the first measured iteration"));
+  CHECK_THAT(gaps[1].describe(), Catch::EndsWith("within one 10.0 s sampling interval; for a run-queue profile, "
+                                                 "sample more often (recipe: monitors: vmstat: {interval: 2.5}) or "
+                                                 "measure longer"));
+  // A span over two guests does not tell how long each one's iterations ran.
+  CHECK(gaps[2].column == "silent-T");
+  CHECK_THAT(gaps[2].describe(),
+             Catch::StartsWith("no vmstat row for silent-T (cell cell6, vm 0): the guest sent none with a 1.00 s "
+                               "sampling interval while the cell's benchmark ran 30.0 s (first iteration of its 2 "
+                               "guests to the last end); a guest whose iterations end within one interval has none: "
+                               "sample more often (recipe: monitors: vmstat: {interval: 0.2})"));
+
+  // The text tables say both under the profile, whose header names the guest it shows.
+  const std::string text = report::compare({run}, o);
+  INFO(text);
+  CHECK(text.find("vmstat kernbench (each cell's first benchmark guest)\n") != std::string::npos);
+  CHECK(text.find("\n" + gaps[0].describe() + "\n") != std::string::npos);
+  CHECK(text.find("\n" + gaps[1].describe() + "\n") != std::string::npos);
+  CHECK(text.find("no vmstat row for off-T") == std::string::npos);
+  CHECK(text.find("no vmstat row for old-T") == std::string::npos);
+  // JSON: each gap with its column, cell, guest and interval.
+  o.format = report::Format::json;
+  const auto j = json::parse(report::compare({run}, o))["blocks"][0];
+  REQUIRE(j["vmstat_gaps"].size() == 3);
+  CHECK(j["vmstat_gaps"][1]["column"] == "warm-T");
+  CHECK(j["vmstat_gaps"][1]["interval_s"] == 10.0);
+  // The HTML report says them under the plots.
+  const std::string html = report::render_html_report(runs, {});
+  CHECK(html.find("<p class=\"note\">no vmstat row for short-T (cell cell1, vm 0): its benchmark ran 0.80 s") !=
+        std::string::npos);
   std::filesystem::remove_all(dir);
 }
