@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "proc_file.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
 
@@ -98,10 +99,9 @@ std::vector<int> qemu_processes(const std::string& needle) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     auto name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), {});
-    std::ifstream st(entry.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(st)), {});
+    // The process may exit while it is read: its files then read as "".
+    const std::string cmd = read_proc_file(entry.path() / "cmdline");
+    const std::string stat = read_proc_file(entry.path() / "stat");
     auto close = stat.rfind(')');
     if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z') continue;  // zombie
     if (cmd.rfind("qemu-system", 0) == std::string::npos && cmd.find("/qemu-system") == std::string::npos) continue;

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "guest/results_port.hpp"
+#include "proc_file.hpp"
 #include "protocol/job.hpp"
 #include "protocol/record_stream.hpp"
 #include "util/files.hpp"
@@ -80,14 +81,6 @@ Run run_agent(const json& job, const fs::path& path_first = {}, int timeout_s = 
 }
 
 // The text of a /proc file, or "" when the process is gone.
-std::string proc_text(const fs::path& file) {
-  try {
-    return read_file(file, 1 << 20);
-  } catch (const std::exception&) {
-    return {};
-  }
-}
-
 // The processes forked by the agent started with `job_file` (its chat server and client share
 // its command line): those naming the file whose parent names it too.
 std::vector<int> agent_children(const fs::path& job_file) {
@@ -95,10 +88,10 @@ std::vector<int> agent_children(const fs::path& job_file) {
   for (const auto& e : fs::directory_iterator("/proc")) {
     const std::string name = e.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = proc_text(e.path() / "cmdline");
+    std::string cmdline = smtlab::test::read_proc_file(e.path() / "cmdline");
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     if (cmdline.find(kGuest + " agent --job " + job_file.string()) != 0) continue;
-    std::istringstream status(proc_text(e.path() / "status"));
+    std::istringstream status(smtlab::test::read_proc_file(e.path() / "status"));
     for (std::string line; std::getline(status, line);)
       if (line.rfind("PPid:", 0) == 0) parent[std::stoi(name)] = std::stoi(line.substr(5));
   }
@@ -118,7 +111,7 @@ bool serves_tcp(int pid) {
   std::set<std::string> local_ports;
   int found = 0;
   for (const char* table : {"net/tcp", "net/tcp6"}) {
-    std::istringstream in(proc_text(proc / table));
+    std::istringstream in(smtlab::test::read_proc_file(proc / table));
     std::string line;
     std::getline(in, line);  // the header
     while (std::getline(in, line)) {

@@ -28,6 +28,7 @@
 #include "vm/host_topology.hpp"
 #include "vm/pinning.hpp"
 #include "vm/reaper.hpp"
+#include "proc_file.hpp"
 #include "scratch.hpp"
 
 using namespace smtlab;
@@ -790,8 +791,7 @@ TEST_CASE("the accelerator: KVM when offered and not PVM, TCG on request, bad re
 
 namespace {
 int parent_of(pid_t pid) {  // from /proc/<pid>/stat; -1 when gone
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string text = smtlab::test::read_proc_file("/proc/" + std::to_string(pid) + "/stat");
   auto close = text.rfind(')');
   if (close == std::string::npos) return -1;
   char state = 0;
