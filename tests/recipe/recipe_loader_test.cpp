@@ -399,7 +399,8 @@ TEST_CASE("chat's discard counts warm-up runs before the measured iterations, as
       "image: {name: i}\nvariants: [{name: v}]\ntopologies: [{name: t, cpu: {vcpus: 2}}]\n";
   auto chat = [&](const std::string& benchmark) {
     auto r = tmp.write("r.yaml", head + "benchmarks: [{kind: chat" + benchmark + "}]\n");
-    const Benchmark& b = load_recipe(r).benchmarks.at(0);
+    const Recipe recipe = load_recipe(r);  // kept: b refers into it
+    const Benchmark& b = recipe.benchmarks.at(0);
     return std::make_pair(b.iterations, std::get<ChatParams>(b.params).discard);
   };
   CHECK(chat("") == std::make_pair(3, 1));                             // Volano's 4 runs, the last 3 measured
@@ -428,7 +429,8 @@ TEST_CASE("vCPUs and chat sizes are refused at load time where the run would ref
   const std::string chat = "topologies: [{name: t, cpu: {vcpus: 2}}]\nbenchmarks: [{kind: chat, ";
   auto sizes = [&](const std::string& params) {
     tmp.write("r.yaml", head + chat + params + "}]\n");
-    const auto& p = std::get<ChatParams>(load_recipe(r).benchmarks.at(0).params);
+    const Recipe recipe = load_recipe(r);  // kept: p refers into it
+    const auto& p = std::get<ChatParams>(recipe.benchmarks.at(0).params);
     return std::make_pair(p.rooms, p.users);
   };
   CHECK(sizes("rooms: 1, users: 2") == std::make_pair(1, smtlab::limits::kChatMinUsers));
