@@ -10,20 +10,12 @@ namespace smtlab::report {
 namespace {
 
 // The guest a column's profile comes from: its own (per-VM columns), else the cell's first guest
-// with the benchmark role in the definition's topology (a noise guest runs no sampler).
+// with the benchmark role (a noise guest runs no sampler; vm 0 when the roles are not recorded).
 int profiled_vm(const Column& col) {
   if (col.vm >= 0) return col.vm;
-  const auto& entry = col.cell->entry;
-  if (!entry.is_object()) return 0;
-  auto d = entry.find("definition");
-  if (d == entry.end() || !d->is_object()) return 0;
-  auto t = d->find("topology");
-  if (t == d->end() || !t->is_object()) return 0;
-  auto roles = t->find("roles");
-  if (roles == t->end() || !roles->is_array()) return 0;
-  for (size_t vm = 0; vm < roles->size(); ++vm)
-    if ((*roles)[vm] == "benchmark") return static_cast<int>(vm);
-  return 0;
+  const auto& roles = col.cell->roles;
+  const auto first = std::find(roles.begin(), roles.end(), "benchmark");
+  return first == roles.end() ? 0 : static_cast<int>(first - roles.begin());
 }
 
 // The measured-phase vmstat records of the column's guest, in time order.

@@ -206,20 +206,26 @@ std::string short_metrics(const std::vector<Sample>& samples, int iterations) {
   return more ? out + " and " + std::to_string(more) + " more" : out;
 }
 
-// "vm 1, vm 2": the guests that the cell's definition gives the benchmark role and that have no
-// measured sample of any metric ("" when the manifest does not record the roles).
-std::string silent_benchmark_vms(const json& entry, const std::vector<Sample>& samples) {
-  const json* roles = nullptr;
+// The roles of the cell's guests as its definition's topology records them ("benchmark", "noise";
+// empty when it records none).
+std::vector<std::string> recorded_roles(const json& entry) {
+  std::vector<std::string> out;
   if (auto d = entry.find("definition"); d != entry.end() && d->is_object())
     if (auto t = d->find("topology"); t != d->end() && t->is_object())
-      if (auto r = t->find("roles"); r != t->end() && r->is_array()) roles = &*r;
-  if (!roles) return "";
+      if (auto r = t->find("roles"); r != t->end() && r->is_array())
+        for (const auto& role : *r) out.push_back(role.is_string() ? role.get<std::string>() : std::string());
+  return out;
+}
+
+// "vm 1, vm 2": the guests that the cell's definition gives the benchmark role and that have no
+// measured sample of any metric ("" when the manifest does not record the roles).
+std::string silent_benchmark_vms(const CellResult& cell) {
   std::set<int> reported;
-  for (const auto& s : samples)
+  for (const auto& s : cell.samples)
     if (!s.warmup) reported.insert(s.vm);
   std::string out;
-  for (size_t vm = 0; vm < roles->size(); ++vm)
-    if ((*roles)[vm] == "benchmark" && !reported.count(static_cast<int>(vm)))
+  for (size_t vm = 0; vm < cell.roles.size(); ++vm)
+    if (cell.roles[vm] == "benchmark" && !reported.count(static_cast<int>(vm)))
       out += (out.empty() ? "vm " : ", vm ") + std::to_string(vm);
   return out;
 }
@@ -247,7 +253,7 @@ void check_samples(Loader& loader, const json& manifest, CellResult& cell, const
         loader.warn(where + ": fewer measured samples than the cell's " + std::to_string(iterations) +
                     " iterations (" + fewer + "); its statistics use those there are" + again);
     // short_metrics counts the guests that reported something; a benchmark guest may have not.
-    if (auto silent = silent_benchmark_vms(cell.entry, cell.samples); !silent.empty())
+    if (auto silent = silent_benchmark_vms(cell); !silent.empty())
       loader.warn(where + ": no measured sample from " + silent +
                   " (benchmark role), although the cell ended ok; its statistics use the other guests'" + again);
   }
@@ -302,6 +308,7 @@ RunResults load_results(const fs::path& dir, const LoadLimits& limits) {
     cell.vmstat_interval_s = num_or(entry, "vmstat_interval_s", -1);
     cell.vms = int_or(entry, "vms", 1);
     cell.guest_topology = entry.contains("guest_topology") ? entry["guest_topology"] : json();
+    cell.roles = recorded_roles(entry);
     cell.entry = entry;
     fs::path cdir = dir / "cells" / cell.id;
     loader.each_line(cell, cdir / "samples.jsonl", [&](const json& j) {

@@ -43,6 +43,7 @@ struct CellResult {
   double bench_s = -1;  // -1: not recorded
   double vmstat_interval_s = -1;  // the benchmark guests' vmstat sampling interval; 0: none; -1: not recorded
   int vms = 1;
+  std::vector<std::string> roles;  // per guest, "benchmark" or "noise" (the definition's); empty: not recorded
   nlohmann::json guest_topology;  // as the guests reported it (array, one per VM), or null
   nlohmann::json entry;           // the cell's manifest entry as written
   std::vector<Sample> samples;
