@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -20,6 +21,21 @@ ScopedDirectory::~ScopedDirectory() {
   if (released_) return;
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+std::string read_file_head(const std::filesystem::path& file, size_t max_bytes) {
+  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string out;  // grown as read: a generous bound costs nothing for a small file
+  char buf[4096];
+  while (out.size() < max_bytes) {
+    const ssize_t n = read(fd, buf, std::min(sizeof buf, max_bytes - out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
 }
 
 std::string read_file(const std::filesystem::path& file, size_t max_bytes) {

@@ -9,6 +9,10 @@ namespace smtlab {
 // directory: "Is a directory"), or when it is larger than max_bytes.
 std::string read_file(const std::filesystem::path& file, size_t max_bytes = 64 << 20);
 
+// The file's first max_bytes; never throws: "" when it cannot be opened, and what was read before
+// a read error (another process's /proc file when that process exits meanwhile).
+std::string read_file_head(const std::filesystem::path& file, size_t max_bytes);
+
 // Writes through a temporary file in the same directory, fsyncs, then renames over `file`:
 // readers see the old or the new content, never a torn one.
 void write_file_atomic(const std::filesystem::path& file, const std::string& content);

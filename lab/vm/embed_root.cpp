@@ -43,25 +43,10 @@ fs::path choose_base() {
   return private_dir("/tmp/smtlab-" + uid);
 }
 
-std::string read_small(const fs::path& file, size_t max) {
-  int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string out(max, '\0');
-  size_t got = 0;
-  while (got < max) {
-    ssize_t n = read(fd, out.data() + got, max - got);
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(fd);
-  out.resize(got);
-  return out;
-}
-
 }  // namespace
 
 bool process_gone(int pid) {
-  std::string stat = read_small("/proc/" + std::to_string(pid) + "/stat", 512);
+  std::string stat = read_file_head("/proc/" + std::to_string(pid) + "/stat", 512);
   if (stat.empty()) return true;
   auto paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() &&
@@ -94,7 +79,7 @@ std::vector<int> qemu_processes_under(const fs::path& root) {
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = read_small(entry.path() / "cmdline", 256 << 10);
+    std::string cmdline = read_file_head(entry.path() / "cmdline", 256 << 10);
     if (cmdline.empty()) continue;
     std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
     if (argv0.find("qemu-system") == std::string::npos) continue;
@@ -158,7 +143,7 @@ void write_embed_qemu_conf(const fs::path& root) {
         "dynamic_ownership = 0\n"
         "security_driver = \"none\"\n";
   auto file = root / "etc" / "qemu.conf";
-  if (read_small(file, 4096) != conf) write_file_atomic(file, conf);
+  if (read_file_head(file, 4096) != conf) write_file_atomic(file, conf);
 }
 
 const fs::path& process_embed_root() {

@@ -9,7 +9,6 @@
 #include <sstream>
 #include <thread>
 
-#include "proc_file.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
 
@@ -100,8 +99,8 @@ std::vector<int> qemu_processes(const std::string& needle) {
     auto name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     // The process may exit while it is read: its files then read as "".
-    const std::string cmd = read_proc_file(entry.path() / "cmdline");
-    const std::string stat = read_proc_file(entry.path() / "stat");
+    const std::string cmd = read_file_head(entry.path() / "cmdline", 1 << 20);
+    const std::string stat = read_file_head(entry.path() / "stat", 1 << 20);
     auto close = stat.rfind(')');
     if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z') continue;  // zombie
     if (cmd.rfind("qemu-system", 0) == std::string::npos && cmd.find("/qemu-system") == std::string::npos) continue;

@@ -15,7 +15,6 @@
 #include <sstream>
 
 #include "guest/results_port.hpp"
-#include "proc_file.hpp"
 #include "protocol/job.hpp"
 #include "protocol/record_stream.hpp"
 #include "util/files.hpp"
@@ -88,10 +87,10 @@ std::vector<int> agent_children(const fs::path& job_file) {
   for (const auto& e : fs::directory_iterator("/proc")) {
     const std::string name = e.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = smtlab::test::read_proc_file(e.path() / "cmdline");
+    std::string cmdline = smtlab::read_file_head(e.path() / "cmdline", 1 << 20);
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     if (cmdline.find(kGuest + " agent --job " + job_file.string()) != 0) continue;
-    std::istringstream status(smtlab::test::read_proc_file(e.path() / "status"));
+    std::istringstream status(smtlab::read_file_head(e.path() / "status", 1 << 20));
     for (std::string line; std::getline(status, line);)
       if (line.rfind("PPid:", 0) == 0) parent[std::stoi(name)] = std::stoi(line.substr(5));
   }
@@ -111,7 +110,7 @@ bool serves_tcp(int pid) {
   std::set<std::string> local_ports;
   int found = 0;
   for (const char* table : {"net/tcp", "net/tcp6"}) {
-    std::istringstream in(smtlab::test::read_proc_file(proc / table));
+    std::istringstream in(smtlab::read_file_head(proc / table, 1 << 20));
     std::string line;
     std::getline(in, line);  // the header
     while (std::getline(in, line)) {
