@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "cli_harness.hpp"
+#include "checkout.hpp"
 
 using namespace smtlab::test;
 using namespace std::chrono_literals;
@@ -33,7 +34,7 @@ std::vector<nlohmann::json> iteration_ends(const std::filesystem::path& events) 
 }  // namespace
 
 TEST_CASE("coresched-6.12: built with its patch, it boots and reports the variant the patch exposes") {
-  auto built = run_smtlab({"kernel", "build", std::string(SMTLAB_SOURCE_DIR) + "/kernels/coresched-6.12.yaml"}, 2400s);
+  auto built = run_smtlab({"kernel", "build", (smtlab::test::source_dir() / "kernels/coresched-6.12.yaml").string()}, 2400s);
   INFO(built.out << built.err);
   REQUIRE(built.status == 0);
   CHECK(std::regex_search(built.out + built.err, std::regex(R"(kernel coresched-6\.12: 6\.12\.\d+-smtlab-coresched )")));

@@ -11,11 +11,12 @@
 
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "checkout.hpp"
 
 namespace smtlab::test {
 
-std::string smtlab_binary() { return std::string(SMTLAB_BINARY_DIR) + "/bin/smtlab"; }
-std::string test_recipe(const std::string& name) { return std::string(SMTLAB_SOURCE_DIR) + "/tests/cli/recipes/" + name; }
+std::string smtlab_binary() { return (binary_dir() / "bin/smtlab").string(); }
+std::string test_recipe(const std::string& name) { return (source_dir() / "tests/cli/recipes" / name).string(); }
 
 Finished run_smtlab(const std::vector<std::string>& args, std::chrono::seconds timeout,
                     const std::map<std::string, std::string>& env) {

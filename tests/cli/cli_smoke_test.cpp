@@ -4,12 +4,13 @@
 #include <set>
 
 #include "cli_harness.hpp"
+#include "checkout.hpp"
 
 using namespace smtlab::test;
 
 TEST_CASE("smtlab run recipes/smoke.yaml: every cell ok, samples and monitors recorded, the table printed") {
   auto dir = scratch_dir("smoke") / "run";
-  auto r = run_smtlab({"run", std::string(SMTLAB_SOURCE_DIR) + "/recipes/smoke.yaml", "-o", dir.string()});
+  auto r = run_smtlab({"run", (smtlab::test::source_dir() / "recipes/smoke.yaml").string(), "-o", dir.string()});
   INFO(run_failure_summary(dir, r.err));
   CHECK(r.status == 0);
   auto manifest = read_json(dir / "manifest.json");

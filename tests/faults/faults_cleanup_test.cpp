@@ -4,13 +4,14 @@
 
 #include "../cli/cli_harness.hpp"
 #include "faults_common.hpp"
+#include "checkout.hpp"
 
 using namespace smtlab::test;
 
 TEST_CASE("after the fault suite no QEMU process of its runs is left") {
   CHECK(qemu_processes(scratch_prefix()).empty());
   std::vector<std::string> ids;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(SMTLAB_SOURCE_DIR) + "/tests/faults/recipes")) {
+  for (const auto& entry : std::filesystem::directory_iterator(smtlab::test::source_dir() / "tests/faults/recipes")) {
     auto plan = run_smtlab({"plan", entry.path().string(), "--json"}, std::chrono::seconds(60));
     INFO(entry.path().filename().string() << ": " << plan.err);
     REQUIRE(plan.status == 0);

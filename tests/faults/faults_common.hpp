@@ -6,6 +6,7 @@
 #include <string>
 
 #include "scratch.hpp"
+#include "checkout.hpp"
 
 namespace smtlab::test {
 
@@ -13,7 +14,7 @@ namespace smtlab::test {
 inline std::string scratch_prefix() { return (std::filesystem::temp_directory_path() / "smtlab-test-").string(); }
 
 inline std::string faults_recipe(const std::string& name) {
-  return std::string(SMTLAB_SOURCE_DIR) + "/tests/faults/recipes/" + name;
+  return (source_dir() / "tests/faults/recipes" / name).string();
 }
 
 // An empty directory for one test (removed when its process passes).

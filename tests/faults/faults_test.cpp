@@ -20,6 +20,7 @@
 #include "faults_common.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "checkout.hpp"
 
 using namespace smtlab::test;
 using namespace std::chrono_literals;
@@ -659,7 +660,7 @@ TEST_CASE("a full disk under the results directory: a clear error naming the fil
 TEST_CASE("names with quotes, XML or shell metacharacters, spaces or 500 characters are refused at plan time") {
   auto dir = suite_dir("names");
   const fs::path pwned = dir / "pwned";
-  const std::string base = std::string(SMTLAB_SOURCE_DIR) + "/tests/faults/recipes/";
+  const std::string base = (smtlab::test::source_dir() / "tests/faults/recipes").string() + "/";
   const std::vector<std::string> names = {"a\"b", "a'b", "a<b>", "a&b", "$(touch " + pwned.string() + ")",
                                           "two words", std::string(500, 'n')};
   int k = 0;

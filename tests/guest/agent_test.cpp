@@ -19,6 +19,7 @@
 #include "protocol/record_stream.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "checkout.hpp"
 
 using namespace smtlab;
 using namespace smtlab::protocol;
@@ -27,7 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kGuest = std::string(SMTLAB_BINARY_DIR) + "/bin/smtlab-guest";
+const std::string kGuest = (smtlab::test::binary_dir() / "bin/smtlab-guest").string();
 
 // Removes this process's scratch directory at exit.
 struct ScratchCleanup {
@@ -418,7 +419,7 @@ TEST_CASE("as PID 1 (in PID and network namespaces) the agent brings up lo, runs
   }
   // Job and records live outside /tmp: the agent mounts its own tmpfs there (and a checkout, so
   // its build directory, may itself be under /tmp).
-  fs::path base = SMTLAB_BINARY_DIR;
+  fs::path base = smtlab::test::binary_dir();
   if (base.string().rfind("/tmp/", 0) == 0) base = "/var/tmp";
   auto dir = base / ("smtlab-pid1-test-" + std::to_string(getpid()));
   fs::create_directories(dir);

@@ -3,6 +3,7 @@
 #include "kernel/kconfig.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "checkout.hpp"
 
 using namespace smtlab::kernel;
 
@@ -57,7 +58,7 @@ TEST_CASE("fragment syntax errors name the file and line") {
 }
 
 TEST_CASE("the shipped coresched fragment asks for what the guests need") {
-  const auto text = smtlab::read_file(std::string(SMTLAB_SOURCE_DIR) + "/kernels/fragments/coresched.config");
+  const auto text = smtlab::read_file((smtlab::test::source_dir() / "kernels/fragments/coresched.config").string());
   const auto opts = parse_config(text);
   for (const char* o : {"CONFIG_SMP", "CONFIG_SCHED_SMT", "CONFIG_SCHED_CORE", "CONFIG_VIRTIO_PCI", "CONFIG_VIRTIO_BLK",
                         "CONFIG_VIRTIO_CONSOLE", "CONFIG_EXT4_FS", "CONFIG_ACPI", "CONFIG_BLK_DEV_INITRD",

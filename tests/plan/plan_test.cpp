@@ -10,6 +10,7 @@
 #include "recipe/recipe_loader.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
+#include "checkout.hpp"
 
 namespace fs = std::filesystem;
 using namespace smtlab;
@@ -18,7 +19,7 @@ using namespace smtlab::recipe;
 
 namespace {
 
-const fs::path kSource = SMTLAB_SOURCE_DIR;
+const fs::path kSource = smtlab::test::source_dir();
 const fs::path kGood = kSource / "tests/recipe/good";
 
 struct TempDir {

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "recipe/recipe_loader.hpp"
+#include "checkout.hpp"
 
 namespace fs = std::filesystem;
 using namespace smtlab::recipe;
@@ -46,7 +47,7 @@ Expectation expectation_of(const fs::path& file) {
 }  // namespace
 
 TEST_CASE("each broken recipe fails with its exact located error and hint") {
-  const fs::path dir = fs::path(SMTLAB_SOURCE_DIR) / "tests/recipe/broken";
+  const fs::path dir = smtlab::test::source_dir() / "tests/recipe/broken";
   std::vector<fs::path> files;
   for (const auto& de : fs::directory_iterator(dir))
     if (de.is_regular_file() && de.path().extension() == ".yaml") files.push_back(de.path());

@@ -7,13 +7,14 @@
 #include "recipe/recipe_loader.hpp"
 #include "util/limits.hpp"
 #include "util/sha256.hpp"
+#include "checkout.hpp"
 
 namespace fs = std::filesystem;
 using namespace smtlab::recipe;
 
 namespace {
 
-const fs::path kSource = SMTLAB_SOURCE_DIR;
+const fs::path kSource = smtlab::test::source_dir();
 const fs::path kGood = kSource / "tests/recipe/good";
 
 // A scratch directory removed at the end of the test.

@@ -1,7 +1,7 @@
 // Renders the HTML report in headless Chromium (Debian's chromium package): the screenshot must
 // not be blank, the plots must be in the rendered DOM, and the page with plots must render
 // differently from the same page without them. Label "render" (needs chromium, takes seconds).
-// The PNGs are kept in $SMTLAB_BINARY_DIR/report-render/ for people to look at.
+// The PNGs are kept in the build directory's report-render/ for people to look at.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -13,6 +13,7 @@
 #include "results/results.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "checkout.hpp"
 
 using namespace smtlab;
 namespace fs = std::filesystem;
@@ -67,7 +68,7 @@ size_t count(const std::string& s, const std::string& what) {
 }  // namespace
 
 TEST_CASE("the report renders in headless Chromium with its plots") {
-  fs::path out = fs::path(SMTLAB_BINARY_DIR) / "report-render";
+  fs::path out = smtlab::test::binary_dir() / "report-render";
   fs::create_directories(out);
   fs::path profile = fixtures::temp_dir("chromium-profile");
   auto kern = fixtures::kernbench_run();

@@ -29,6 +29,7 @@
 #include "vm/embed_root.hpp"
 #include "vm/pinning.hpp"
 #include "vm/topology_check.hpp"
+#include "checkout.hpp"
 
 using namespace smtlab;
 using namespace smtlab::vm;
@@ -53,7 +54,7 @@ DomainSpec guest(const fs::path& dir, const std::string& tag, VcpuTopology topo,
   s.memory_mib = 384;
   s.accel = c.info().accel;
   s.cpu_model = c.info().guest_cpu_model;
-  s.kernel = test::debian_612_kernel();
+  s.kernel = vm::test::debian_612_kernel();
   s.initrd = initrd;
   s.cmdline = "console=ttyS0 panic=-1 quiet";
   s.console_log = dir / "console.log";
@@ -92,7 +93,7 @@ std::pair<pid_t, std::string> spawn_helper(const std::string& mode, const fs::pa
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
   posix_spawn_file_actions_addclose(&fa, fds[0]);
-  std::string exe = std::string(SMTLAB_BINARY_DIR) + "/bin/vm_kill_helper";
+  std::string exe = (smtlab::test::binary_dir() / "bin/vm_kill_helper").string();
   std::vector<std::string> args = {exe, mode, kernel.string(), initrd.string(), dir.string()};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -136,8 +137,8 @@ TEST_CASE("the embedded connection reports versions, accelerator and host CPUs",
 }
 
 TEST_CASE("a 1x1x2x2 guest sees two sibling pairs and SMT active, and reports on its port", "[vm]") {
-  auto dir = test::scratch_dir("smt");
-  auto initrd = test::make_initramfs(dir, test::topology_init_script());
+  auto dir = vm::test::scratch_dir("smt");
+  auto initrd = vm::test::make_initramfs(dir, vm::test::topology_init_script());
   auto spec = guest(dir, "smt", {1, 1, 2, 2}, initrd);
   spec.qemu_log = dir / "qemu.log";
   // A console left by an earlier boot (a re-run cell) must not leak into this one.
@@ -167,12 +168,12 @@ TEST_CASE("a 1x1x2x2 guest sees two sibling pairs and SMT active, and reports on
   CHECK(has_line(console, "smtlab-test: cpu3 core 1 package 0 siblings 2-3"));
   CHECK(has_line(console, "smtlab-test: done"));
   CHECK_FALSE(is_fatal(scan_console(console)));
-  CHECK(check_guest_topology(spec.topology, false, test::parse_test_topology(console)).empty());
+  CHECK(check_guest_topology(spec.topology, false, vm::test::parse_test_topology(console)).empty());
   // The same report checked against a different request must not match.
-  CHECK_FALSE(check_guest_topology({1, 1, 4, 1}, false, test::parse_test_topology(console)).empty());
+  CHECK_FALSE(check_guest_topology({1, 1, 4, 1}, false, vm::test::parse_test_topology(console)).empty());
   auto results = read_file(spec.results_channel);
   CHECK(results.rfind("results-line 6.12.", 0) == 0);
-  CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
+  CHECK(vm::test::pgrep_qemu_under(connection().info().embed_root) == 0);
   // QEMU's own log (the command line that ran) came with the results and left the embedded root,
   // which would otherwise keep one file per guest ever started.
   auto qemu_log = read_file(spec.qemu_log);
@@ -183,10 +184,10 @@ TEST_CASE("a 1x1x2x2 guest sees two sibling pairs and SMT active, and reports on
 }
 
 TEST_CASE("a Debian 6.1 guest also sees SMT siblings with the TCG CPU model", "[vm]") {
-  auto dir = test::scratch_dir("smt61");
-  auto initrd = test::make_initramfs(dir, test::topology_init_script());
+  auto dir = vm::test::scratch_dir("smt61");
+  auto initrd = vm::test::make_initramfs(dir, vm::test::topology_init_script());
   auto spec = guest(dir, "smt61", {1, 1, 2, 2}, initrd);
-  spec.kernel = test::debian_cloud_kernel("6.1");
+  spec.kernel = vm::test::debian_cloud_kernel("6.1");
   spec.results_channel.clear();  // virtio_console is a module in 6.1-cloud; console only
   boot_retrying_tcg_race({spec.console_log}, [&] {
     auto dom = Domain::start(connection(), spec);
@@ -197,13 +198,13 @@ TEST_CASE("a Debian 6.1 guest also sees SMT siblings with the TCG CPU model", "[
   INFO(console_tail(console, 30));
   CHECK(has_line(console, "smtlab-test: kernel 6.1.0-"));
   CHECK(has_line(console, "smtlab-test: smt 1"));
-  CHECK(check_guest_topology(spec.topology, false, test::parse_test_topology(console)).empty());
-  CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
+  CHECK(check_guest_topology(spec.topology, false, vm::test::parse_test_topology(console)).empty());
+  CHECK(vm::test::pgrep_qemu_under(connection().info().embed_root) == 0);
 }
 
 TEST_CASE("nosmt on the command line: secondary threads offline, SMT inactive", "[vm]") {
-  auto dir = test::scratch_dir("nosmt");
-  auto initrd = test::make_initramfs(dir, test::topology_init_script());
+  auto dir = vm::test::scratch_dir("nosmt");
+  auto initrd = vm::test::make_initramfs(dir, vm::test::topology_init_script());
   auto spec = guest(dir, "nosmt", {1, 1, 2, 2}, initrd);
   spec.cmdline += " nosmt";
   boot_retrying_tcg_race({spec.console_log}, [&] {
@@ -215,11 +216,11 @@ TEST_CASE("nosmt on the command line: secondary threads offline, SMT inactive", 
   INFO(console_tail(console, 30));
   CHECK(has_line(console, "smtlab-test: smt 0"));
   CHECK(has_line(console, "smtlab-test: online 0,2"));
-  auto seen = test::parse_test_topology(console);
+  auto seen = vm::test::parse_test_topology(console);
   CHECK(seen.cpus.size() == 2);
   CHECK(check_guest_topology(spec.topology, true, seen).empty());
   CHECK_FALSE(check_guest_topology(spec.topology, false, seen).empty());
-  CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
+  CHECK(vm::test::pgrep_qemu_under(connection().info().embed_root) == 0);
 }
 
 TEST_CASE("two VMs with 4 vCPUs each share the host CPUs and boot at the same time", "[vm]") {
@@ -229,8 +230,8 @@ TEST_CASE("two VMs with 4 vCPUs each share the host CPUs and boot at the same ti
   req.topology = {1, 1, 2, 2};
   req.policy = PinPolicy::shared;
   auto plan = plan_pinning(req, c.info().host);
-  auto dir = test::scratch_dir("shared");
-  auto initrd = test::make_initramfs(dir, test::topology_init_script());
+  auto dir = vm::test::scratch_dir("shared");
+  auto initrd = vm::test::make_initramfs(dir, vm::test::topology_init_script());
   std::vector<DomainSpec> specs;
   for (int i = 0; i < 2; ++i) {
     fs::create_directories(dir / std::to_string(i));
@@ -261,12 +262,12 @@ TEST_CASE("two VMs with 4 vCPUs each share the host CPUs and boot at the same ti
     CHECK(has_line(console, "smtlab-test: done"));
     CHECK(read_file(specs[i].results_channel).rfind("results-line 6.12.", 0) == 0);
   }
-  CHECK(test::pgrep_qemu_under(c.info().embed_root) == 0);
+  CHECK(vm::test::pgrep_qemu_under(c.info().embed_root) == 0);
 }
 
 TEST_CASE("a guest whose init cannot run is reported as a kernel panic with the panic line", "[vm]") {
-  auto dir = test::scratch_dir("panic");
-  auto initrd = test::make_initramfs(dir, "");  // no /init
+  auto dir = vm::test::scratch_dir("panic");
+  auto initrd = vm::test::make_initramfs(dir, "");  // no /init
   auto spec = guest(dir, "panic", {1, 1, 1, 1}, initrd);
   spec.cmdline = "console=ttyS0 panic=-1 init=/nonexistent";
   {
@@ -282,11 +283,11 @@ TEST_CASE("a guest whose init cannot run is reported as a kernel panic with the 
   REQUIRE(is_fatal(findings));
   auto problem = first_problem(findings);
   CHECK(problem.find("Kernel panic - not syncing") != std::string::npos);
-  CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
+  CHECK(vm::test::pgrep_qemu_under(connection().info().embed_root) == 0);
 }
 
 TEST_CASE("a kernel QEMU cannot load fails the start with QEMU's reason, and QEMU's log is kept", "[vm]") {
-  auto dir = test::scratch_dir("badkernel");
+  auto dir = vm::test::scratch_dir("badkernel");
   write_file_atomic(dir / "not-a-kernel", std::string(4096, 'x'));
   auto spec = guest(dir, "badkernel", {1, 1, 1, 1}, "");
   spec.kernel = dir / "not-a-kernel";
@@ -302,12 +303,12 @@ TEST_CASE("a kernel QEMU cannot load fails the start with QEMU's reason, and QEM
   CHECK(qemu_log.find("-name guest=" + spec.name + ",") != std::string::npos);
   CHECK(qemu_log.find("invalid kernel header") != std::string::npos);  // QEMU's own complaint
   CHECK_FALSE(fs::exists(connection().info().embed_root / "log" / "qemu" / (spec.name + ".log")));
-  CHECK(test::pgrep_qemu_under(connection().info().embed_root) == 0);
+  CHECK(vm::test::pgrep_qemu_under(connection().info().embed_root) == 0);
 }
 
 TEST_CASE("RAII: a running guest is destroyed when its Domain or DomainGroup goes away", "[vm]") {
-  auto dir = test::scratch_dir("raii");
-  auto initrd = test::make_initramfs(dir, "#!/bin/sh\n/bin/busybox sleep 600\n");
+  auto dir = vm::test::scratch_dir("raii");
+  auto initrd = vm::test::make_initramfs(dir, "#!/bin/sh\n/bin/busybox sleep 600\n");
   auto root = connection().info().embed_root;
   int pid = -1;
   {
@@ -364,7 +365,7 @@ TEST_CASE("RAII: a running guest is destroyed when its Domain or DomainGroup goe
     CHECK(dom.vcpu_registers().empty());
   }
   CHECK(process_gone(pid));
-  CHECK(test::pgrep_qemu_under(root) == 0);
+  CHECK(vm::test::pgrep_qemu_under(root) == 0);
 
   // The second spec cannot start: the first, already running, is torn down and the error
   // names the failing domain.
@@ -376,13 +377,13 @@ TEST_CASE("RAII: a running guest is destroyed when its Domain or DomainGroup goe
   CHECK_THROWS_WITH(group.start(connection(), {ok, bad}),
                     Catch::Contains(bad.name) && Catch::Contains("does not exist"));
   CHECK(group.size() == 0);
-  CHECK(test::pgrep_qemu_under(root) == 0);
+  CHECK(vm::test::pgrep_qemu_under(root) == 0);
 }
 
 TEST_CASE("kill -9 of the process that started a guest leaves no QEMU 5 s later", "[vm]") {
-  auto dir = test::scratch_dir("kill");
-  auto initrd = test::make_initramfs(dir, "#!/bin/sh\n/bin/busybox sleep 600\n");
-  auto [pid, line] = spawn_helper("wait", test::debian_612_kernel(), initrd, dir);
+  auto dir = vm::test::scratch_dir("kill");
+  auto initrd = vm::test::make_initramfs(dir, "#!/bin/sh\n/bin/busybox sleep 600\n");
+  auto [pid, line] = spawn_helper("wait", vm::test::debian_612_kernel(), initrd, dir);
   INFO("helper said: " << line);
   REQUIRE(line.rfind("started ", 0) == 0);
   auto rest = line.substr(8);
@@ -390,20 +391,20 @@ TEST_CASE("kill -9 of the process that started a guest leaves no QEMU 5 s later"
   int qemu = std::stoi(rest.substr(rest.find(' ') + 1));
   REQUIRE(qemu > 0);
   CHECK_FALSE(process_gone(qemu));
-  CHECK(test::pgrep_qemu_under(root) == 1);
+  CHECK(vm::test::pgrep_qemu_under(root) == 1);
   REQUIRE(kill(pid, SIGKILL) == 0);
   int status = 0;
   waitpid(pid, &status, 0);
   CHECK(WIFSIGNALED(status));
   std::this_thread::sleep_for(5s);
   CHECK(process_gone(qemu));
-  CHECK(test::pgrep_qemu_under(root) == 0);
+  CHECK(vm::test::pgrep_qemu_under(root) == 0);
 }
 
 TEST_CASE("SIGINT makes the process tear its guest down and exit", "[vm]") {
-  auto dir = test::scratch_dir("sigint");
-  auto initrd = test::make_initramfs(dir, "#!/bin/sh\n/bin/busybox sleep 600\n");
-  auto [pid, line] = spawn_helper("sigint", test::debian_612_kernel(), initrd, dir);
+  auto dir = vm::test::scratch_dir("sigint");
+  auto initrd = vm::test::make_initramfs(dir, "#!/bin/sh\n/bin/busybox sleep 600\n");
+  auto [pid, line] = spawn_helper("sigint", vm::test::debian_612_kernel(), initrd, dir);
   INFO("helper said: " << line);
   REQUIRE(line.rfind("started ", 0) == 0);
   auto rest = line.substr(8);
@@ -416,5 +417,5 @@ TEST_CASE("SIGINT makes the process tear its guest down and exit", "[vm]") {
   CHECK(WEXITSTATUS(status) == 130);
   // Torn down by the process itself (not the guardian): gone as soon as it exited.
   CHECK(process_gone(qemu));
-  CHECK(test::pgrep_qemu_under(root) == 0);
+  CHECK(vm::test::pgrep_qemu_under(root) == 0);
 }
