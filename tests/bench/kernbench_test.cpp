@@ -6,6 +6,7 @@
 #include "bench/hackbench.hpp"
 #include "bench/kernbench.hpp"
 #include "util/process.hpp"
+#include "scratch.hpp"
 
 using namespace smtlab::bench;
 
@@ -26,7 +27,7 @@ TEST_CASE("kernbench on a tiny synthetic tree measures every job count and itera
   o.warmup = false;
   o.files = 2;
   o.keep_workdir = true;
-  o.workdir = std::filesystem::temp_directory_path() / ("smtlab-kernbench-test-" + std::to_string(getpid()));
+  o.workdir = smtlab::test::scratch_path("kernbench");
   Collect c;
   run_kernbench(o, c);
   std::map<std::string, double> v;
@@ -49,18 +50,16 @@ TEST_CASE("kernbench on a tiny synthetic tree measures every job count and itera
   CHECK(c.barriers == std::vector<std::string>{"kernbench-j1-1", "kernbench-j2-1"});
   // The build really produced the program.
   CHECK(std::filesystem::exists(o.workdir + "/tree/prog"));
-  std::filesystem::remove_all(o.workdir);
 }
 
 TEST_CASE("the synthetic tree is a few hundred lines per unit and builds with its Makefile") {
-  auto dir = std::filesystem::temp_directory_path() / ("smtlab-syn-" + std::to_string(getpid()));
+  auto dir = smtlab::test::scratch_path("synthetic");
   write_synthetic_tree(dir, 3);
   CHECK(std::filesystem::exists(dir / "Makefile"));
   CHECK(std::filesystem::file_size(dir / "unit2.c") > 5000);
   auto r = smtlab::run_process({"make", "-s", "-C", dir.string(), "-n", "all"});
   CHECK(r.ok());
   CHECK(r.out.find("unit2.c") != std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("hackbench: argv and Time parsing") {

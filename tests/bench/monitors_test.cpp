@@ -10,6 +10,7 @@
 #include "bench/monitors.hpp"
 #include "bench/procfs.hpp"
 #include "bench/topology.hpp"
+#include "scratch.hpp"
 
 using namespace smtlab::bench;
 namespace fs = std::filesystem;
@@ -76,7 +77,7 @@ TEST_CASE("vmstat rows are rates and percentages of the interval") {
 }
 
 TEST_CASE("schedstat and per-CPU busy snapshots parse a proc tree") {
-  auto root = fs::temp_directory_path() / ("smtlab-proc-" + std::to_string(getpid()));
+  auto root = smtlab::test::scratch_dir("proc");
   put(root / "schedstat", "version 15\ntimestamp 4295\ncpu0 0 0 0 0 0 0 1000 200 30\ndomain0 3 1 2\ncpu1 0 0 0 0 0 0 5 6 7\n");
   put(root / "stat", "cpu 10 0 10 80 0 0 0 0\ncpu0 5 0 5 40 0 0 0 0\ncpu1 5 0 5 40 0 0 0 0\n");
   auto s = schedstat_snapshot(root);
@@ -94,11 +95,10 @@ TEST_CASE("schedstat and per-CPU busy snapshots parse a proc tree") {
   CHECK(b["cpus"][0]["busy_pct"].get<double>() == Approx(100));
   CHECK(b["cpus"][1]["busy_pct"].get<double>() == Approx(0));
   CHECK(b["all_pct"].get<double>() == Approx(50));
-  fs::remove_all(root);
 }
 
 TEST_CASE("topology lists online CPUs only and tolerates missing files") {
-  auto root = fs::temp_directory_path() / ("smtlab-cpu-" + std::to_string(getpid()));
+  auto root = smtlab::test::scratch_dir("cpu");
   put(root / "online", "0-1,3\n");
   for (int c : {0, 1, 3}) {
     auto t = root / ("cpu" + std::to_string(c)) / "topology";
@@ -118,7 +118,6 @@ TEST_CASE("topology lists online CPUs only and tolerates missing files") {
   CHECK(r["cpus"][1]["core_id"] == 0);
   put(root / "smt" / "active", "1\n");
   CHECK(topology_report(root)["smt_active"] == 1);
-  fs::remove_all(root);
 }
 
 TEST_CASE("/proc/net/tcp rows give ports, state and queued bytes, and malformed rows are skipped") {

@@ -6,12 +6,13 @@
 #include "bench/coresched.hpp"
 #include "bench/settings.hpp"
 #include "util/error.hpp"
+#include "scratch.hpp"
 
 using namespace smtlab::bench;
 namespace fs = std::filesystem;
 
 TEST_CASE("a sysctl is written, read back and reported, and a missing one names the kernel") {
-  auto root = fs::temp_directory_path() / ("smtlab-sys-" + std::to_string(getpid()));
+  auto root = smtlab::test::scratch_dir("sys");
   fs::create_directories(root / "kernel");
   std::ofstream(root / "kernel" / "sched_autogroup_enabled") << "1\n";
   auto r = apply_sysctl("kernel.sched_autogroup_enabled", "0", root);
@@ -25,11 +26,10 @@ TEST_CASE("a sysctl is written, read back and reported, and a missing one names 
     CHECK_THAT(e.what(), Catch::Contains("kernel.no_such_knob") && Catch::Contains(kernel_release()));
   }
   CHECK_THROWS_AS(apply_sysctl("../../etc/passwd", "x", root), smtlab::Error);
-  fs::remove_all(root);
 }
 
 TEST_CASE("a missing sched tunable lists the ones the kernel has") {
-  auto root = fs::temp_directory_path() / ("smtlab-dbg-" + std::to_string(getpid()));
+  auto root = smtlab::test::scratch_dir("debugfs");
   fs::create_directories(root / "sched");
   std::ofstream(root / "sched" / "min_granularity_ns") << "750000\n";
   auto r = apply_sched_tunable("min_granularity_ns", "3000000", root);
@@ -42,7 +42,6 @@ TEST_CASE("a missing sched tunable lists the ones the kernel has") {
     CHECK_THAT(e.what(), Catch::Contains("base_slice_ns") && Catch::Contains("does not exist on kernel"));
     CHECK_THAT(e.hint(), Catch::Contains("min_granularity_ns"));
   }
-  fs::remove_all(root);
 }
 
 TEST_CASE("core scheduling: a cookie where the kernel has it, else an error naming the kernel") {

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "bench/settle.hpp"
+#include "scratch.hpp"
 
 using namespace smtlab::bench;
 namespace fs = std::filesystem;
@@ -49,8 +50,7 @@ TEST_CASE("quiet detector: a window without ticks says nothing") {
 }
 
 TEST_CASE("wait_until_quiet returns at once on an idle machine and gives up at its limit on a busy one") {
-  const fs::path dir = fs::temp_directory_path() / ("smtlab-settle-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = smtlab::test::scratch_dir("settle");
   SettleOptions o;
   o.proc = dir.string();
   o.window = std::chrono::milliseconds(20);
@@ -69,7 +69,6 @@ TEST_CASE("wait_until_quiet returns at once on an idle machine and gives up at i
   auto none = wait_until_quiet(o);
   CHECK_FALSE(none.settled);
   CHECK(none.waited_s < 0.3);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("wait_until_quiet on this machine's /proc/stat reports every window it measured") {

@@ -12,6 +12,7 @@
 #include "util/files.hpp"
 #include "util/process.hpp"
 #include "checkout.hpp"
+#include "scratch.hpp"
 
 namespace smtlab::test {
 
@@ -34,8 +35,7 @@ Finished run_smtlab(const std::vector<std::string>& args, std::chrono::seconds t
 }
 
 Background::Background(const std::vector<std::string>& args) {
-  err_file_ = std::filesystem::temp_directory_path() /
-              ("smtlab-cli-bg-" + std::to_string(getpid()) + "-" + std::to_string(rand()) + ".err");
+  err_file_ = scratch_path("background.err");
   std::vector<std::string> argv = {smtlab_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
   pid_ = fork();

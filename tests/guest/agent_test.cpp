@@ -20,6 +20,7 @@
 #include "util/files.hpp"
 #include "util/process.hpp"
 #include "checkout.hpp"
+#include "scratch.hpp"
 
 using namespace smtlab;
 using namespace smtlab::protocol;
@@ -30,16 +31,10 @@ namespace {
 
 const std::string kGuest = (smtlab::test::binary_dir() / "bin/smtlab-guest").string();
 
-// Removes this process's scratch directory at exit.
-struct ScratchCleanup {
-  ~ScratchCleanup() {
-    std::error_code ec;
-    fs::remove_all(fs::temp_directory_path() / ("smtlab-agent-test-" + std::to_string(getpid())), ec);
-  }
-} cleanup;
-
+// The same directory for the same name within the process (scratch.hpp's root, removed when it
+// passes): a test finds the job file of run_agent's last job there.
 fs::path scratch(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("smtlab-agent-test-" + std::to_string(getpid())) / name;
+  auto d = smtlab::test::scratch_root() / name;
   fs::create_directories(d);
   return d;
 }

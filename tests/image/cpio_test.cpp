@@ -8,16 +8,14 @@
 #include "image/initramfs.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
 using smtlab::image::CpioWriter;
 
 namespace {
 fs::path fresh(const std::string& n) {
-  fs::path d = fs::temp_directory_path() / ("smtlab-cpio-" + n + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return smtlab::test::scratch_dir("cpio-" + n);
 }
 }  // namespace
 
@@ -49,7 +47,6 @@ TEST_CASE("the cpio writer's archives are listed and extracted by GNU cpio") {
   vopt.stdin_data = archive;
   auto verbose = smtlab::run_checked({"cpio", "-tv", "--quiet"}, vopt);
   CHECK(verbose.out.find("crw-------") != std::string::npos);
-  fs::remove_all(d);
 }
 
 TEST_CASE("the per-VM initrd is the base followed by a cpio holding /job.json and a fresh random seed") {
@@ -81,5 +78,4 @@ TEST_CASE("the per-VM initrd is the base followed by a cpio holding /job.json an
   opt.cwd = d / "y";
   smtlab::run_checked({"cpio", "-i", "--quiet"}, opt);
   CHECK(smtlab::read_file(d / "y/random-seed") != seed);
-  fs::remove_all(d);
 }

@@ -8,6 +8,7 @@
 #include "image/image.hpp"
 #include "util/process.hpp"
 #include "util/sha256.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
 
@@ -16,8 +17,7 @@ TEST_CASE("a minimal image builds, is a cache hit the second time, and overlays 
     WARN("not root: image builds need root; skipped");
     return;
   }
-  const fs::path root = fs::temp_directory_path() / ("smtlab-image-build-" + std::to_string(getpid()));
-  fs::remove_all(root);
+  const fs::path root = smtlab::test::scratch_path("image-build");
   smtlab::cache::Cache cache(root);
   smtlab::recipe::ImageSpec spec;
   spec.name = "tiny";
@@ -59,5 +59,4 @@ TEST_CASE("a minimal image builds, is a cache hit the second time, and overlays 
   CHECK(oinfo.out.find("backing file: " + a.qcow2.string()) != std::string::npos);
   CHECK(oinfo.out.find("backing file format: qcow2") != std::string::npos);
   CHECK(fs::last_write_time(a.qcow2) == before);
-  fs::remove_all(root);
 }

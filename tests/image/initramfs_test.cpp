@@ -9,6 +9,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
 using smtlab::kernel::KernelArtifact;
@@ -16,10 +17,7 @@ using smtlab::kernel::KernelArtifact;
 namespace {
 
 fs::path fresh(const std::string& n) {
-  fs::path d = fs::temp_directory_path() / ("smtlab-initramfs-" + n + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return smtlab::test::scratch_dir("initramfs-" + n);
 }
 
 void put(const fs::path& p, const std::string& s) {
@@ -86,7 +84,6 @@ TEST_CASE("boot modules: the needed ones plus dependencies and softdeps, in load
   const std::vector<std::string> expected = {"virtio_pci_modern_dev", "virtio_pci", "virtio_blk", "virtio_console",
                                              "crc32c_generic", "crc16", "mbcache", "jbd2", "ext4"};
   CHECK(mods == expected);
-  fs::remove_all(d);
 }
 
 TEST_CASE("boot modules: built-in drivers need no module, a missing driver is an error") {
@@ -96,7 +93,6 @@ TEST_CASE("boot modules: built-in drivers need no module, a missing driver is an
   CHECK(smtlab::image::boot_modules(k).empty());
   put(k.config, "CONFIG_VIRTIO_PCI=y\n# CONFIG_VIRTIO_BLK is not set\nCONFIG_VIRTIO_CONSOLE=y\nCONFIG_EXT4_FS=y\n");
   CHECK_THROWS_WITH(smtlab::image::boot_modules(k), Catch::Contains("CONFIG_VIRTIO_BLK"));
-  fs::remove_all(d);
 }
 
 TEST_CASE("the initramfs holds the agent as /init, the decompressed modules and their load order, with a stable digest") {
@@ -136,7 +132,6 @@ TEST_CASE("the initramfs holds the agent as /init, the decompressed modules and 
   // Another agent: another digest.
   { std::ofstream(agent, std::ios::app) << "another build"; }
   CHECK(smtlab::image::prepare_initramfs(k, agent, c1).digest != a.digest);
-  fs::remove_all(d);
 }
 
 TEST_CASE("an agent that is not a static executable is refused: the kernel could not start it as /init") {
@@ -147,5 +142,4 @@ TEST_CASE("an agent that is not a static executable is refused: the kernel could
   CHECK_THROWS_WITH(smtlab::image::prepare_initramfs(k, d / "script", c), Catch::Contains("not a statically linked"));
   CHECK_THROWS_WITH(smtlab::image::prepare_initramfs(k, "/bin/true", c), Catch::Contains("not a statically linked"));
   CHECK_THROWS_WITH(smtlab::image::prepare_initramfs(k, d / "missing", c), Catch::Contains("does not exist"));
-  fs::remove_all(d);
 }

@@ -14,6 +14,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
 using smtlab::kernel::bzimage_payload;
@@ -85,12 +86,7 @@ std::string fake_bzimage(const fs::path& dir, const std::string& elf, const std:
 }
 
 struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("smtlab-boot-entry-" + std::to_string(getpid()));
-  TempDir() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+  fs::path path = smtlab::test::scratch_dir("boot-entry");
 };
 
 smtlab::kernel::KernelArtifact prepare(const fs::path& bzimage, smtlab::cache::Cache& cache) {

@@ -10,12 +10,12 @@
 #include "kernel/kernel.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
 
 TEST_CASE("a Debian kernel is resolved, fetched, unpacked, then a fast cache hit") {
-  const fs::path root = fs::temp_directory_path() / ("smtlab-debian-fetch-" + std::to_string(getpid()));
-  fs::remove_all(root);
+  const fs::path root = smtlab::test::scratch_path("debian-fetch");
   smtlab::cache::Cache cache(root);
   smtlab::recipe::KernelSpec spec;
   spec.name = "debian-6.12";
@@ -47,12 +47,10 @@ TEST_CASE("a Debian kernel is resolved, fetched, unpacked, then a fast cache hit
   CHECK(again.release == k.release);
   CHECK(again.boot_image == k.boot_image);
   CHECK(warm_s < 1.0);
-  fs::remove_all(root);
 }
 
 TEST_CASE("a downloaded package whose sha256 is not the one apt's index gives is refused with both digests") {
-  const fs::path root = fs::temp_directory_path() / ("smtlab-apt-digest-" + std::to_string(getpid()));
-  fs::remove_all(root);
+  const fs::path root = smtlab::test::scratch_path("apt-digest");
   smtlab::cache::Cache cache(root / "cache");
   // A small package every smtlab machine's apt lists know (smtlab installs it).
   auto pkg = smtlab::kernel::resolve_package("cpio", "", cache);
@@ -70,5 +68,4 @@ TEST_CASE("a downloaded package whose sha256 is not the one apt's index gives is
     CHECK_THAT(what, Catch::Contains("has sha256 " + pkg.sha256) && Catch::Contains("the apt index says " + tampered.sha256) &&
                          Catch::Contains("apt-get update"));
   }
-  fs::remove_all(root);
 }

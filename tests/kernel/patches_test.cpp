@@ -7,13 +7,13 @@
 #include "kernel/patches.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 fs::path fake_tree() {
-  fs::path d = fs::temp_directory_path() / ("smtlab-patch-test-" + std::to_string(getpid()));
-  fs::remove_all(d);
+  fs::path d = smtlab::test::scratch_dir("patches");
   fs::create_directories(d / "tree/kernel");
   std::ofstream(d / "tree/kernel/version.c") << "line one\nline two\nline three\nline four\n";
   return d;
@@ -31,7 +31,6 @@ TEST_CASE("patches apply in order") {
   smtlab::kernel::apply_patches(d / "tree", {d / "0001-a.patch", d / "0002-b.patch"});
   CHECK(smtlab::read_file(d / "tree/kernel/version.c") ==
         "line one\nline one and a half\nline two\nline 3\nline four\n");
-  fs::remove_all(d);
 }
 
 TEST_CASE("a patch that does not apply stops naming the file and the failing hunk") {
@@ -52,11 +51,9 @@ TEST_CASE("a patch that does not apply stops naming the file and the failing hun
   // The good patch applied, the stale one left no trace (no .rej, no partial change).
   CHECK(smtlab::read_file(d / "tree/kernel/version.c") == "line 1\nline two\nline three\nline four\n");
   CHECK_FALSE(fs::exists(d / "tree/kernel/version.c.rej"));
-  fs::remove_all(d);
 }
 
 TEST_CASE("a missing patch file is an error naming it") {
   auto d = fake_tree();
   CHECK_THROWS_WITH(smtlab::kernel::apply_patches(d / "tree", {d / "nope.patch"}), Catch::Contains("nope.patch"));
-  fs::remove_all(d);
 }

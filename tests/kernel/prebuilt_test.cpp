@@ -9,6 +9,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
 
@@ -26,9 +27,7 @@ void fake_bzimage(const fs::path& p, const std::string& version) {
 }  // namespace
 
 TEST_CASE("a prebuilt bzImage is cached with its release and sha256") {
-  const fs::path d = fs::temp_directory_path() / ("smtlab-prebuilt-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
+  const fs::path d = smtlab::test::scratch_dir("prebuilt");
   fake_bzimage(d / "bzImage", "6.12.0-mine (me@host) #1 SMP");
   smtlab::cache::Cache cache(d / "cache");
   smtlab::recipe::KernelSpec spec;
@@ -55,5 +54,4 @@ TEST_CASE("a prebuilt bzImage is cached with its release and sha256") {
   std::ofstream(d / "notakernel") << "hello";
   spec.bzimage = d / "notakernel";
   CHECK_THROWS_WITH(smtlab::kernel::prepare_kernel(spec, cache, steps), Catch::Contains("not a bzImage"));
-  fs::remove_all(d);
 }

@@ -10,12 +10,12 @@
 #include "kernel/kernel.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
 
 TEST_CASE("a fragment option that Kconfig drops stops the source build, naming it") {
-  const fs::path d = fs::temp_directory_path() / ("smtlab-kconfig-" + std::to_string(getpid()));
-  fs::create_directories(d);
+  const fs::path d = smtlab::test::scratch_dir("kconfig");
   {
     std::ofstream(d / "broken.config") << "CONFIG_64BIT=y\n# CONFIG_SMP is not set\nCONFIG_SCHED_CORE=y\n"
                                           "CONFIG_PRINTK=y\n";
@@ -44,5 +44,4 @@ TEST_CASE("a fragment option that Kconfig drops stops the source build, naming i
     INFO(w.path());
     CHECK_FALSE(w.path().filename().string().ends_with("." + std::to_string(getpid())));
   }
-  fs::remove_all(d);
 }

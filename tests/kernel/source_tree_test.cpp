@@ -7,13 +7,12 @@
 
 #include "kernel/kernel.hpp"
 #include "util/error.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
 
 TEST_CASE("an unresolvable git ref names the kernel definition's key, ref") {
-  const fs::path d = fs::temp_directory_path() / ("smtlab-source-tree-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
+  const fs::path d = smtlab::test::scratch_dir("source-tree");
   smtlab::cache::Cache cache(d / "cache");
   smtlab::recipe::KernelSpec spec;
   spec.name = "gitk";
@@ -30,5 +29,4 @@ TEST_CASE("an unresolvable git ref names the kernel definition's key, ref") {
     CHECK(e.hint() == "check the URL and `ref:` of the kernel definition (a branch, tag or full commit id); this needs "
                       "network access");
   }
-  fs::remove_all(d);
 }

@@ -11,6 +11,7 @@
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 #include "checkout.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
 using namespace smtlab;
@@ -23,13 +24,7 @@ const fs::path kSource = smtlab::test::source_dir();
 const fs::path kGood = kSource / "tests/recipe/good";
 
 struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("smtlab-plan-test-" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+  fs::path path = smtlab::test::scratch_dir("plan");
 };
 
 std::vector<std::string> ids(const Plan& p) {

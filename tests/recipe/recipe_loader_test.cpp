@@ -8,6 +8,7 @@
 #include "util/limits.hpp"
 #include "util/sha256.hpp"
 #include "checkout.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
 using namespace smtlab::recipe;
@@ -17,15 +18,9 @@ namespace {
 const fs::path kSource = smtlab::test::source_dir();
 const fs::path kGood = kSource / "tests/recipe/good";
 
-// A scratch directory removed at the end of the test.
+// A scratch directory of its own (scratch.hpp: kept when the test process fails).
 struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("smtlab-recipe-test-" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+  fs::path path = smtlab::test::scratch_dir("recipe");
   fs::path write(const std::string& name, const std::string& text) const {
     fs::path p = path / name;
     fs::create_directories(p.parent_path());

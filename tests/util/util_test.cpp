@@ -55,8 +55,7 @@ TEST_CASE("shell_quote quotes what a shell would interpret") {
 }
 
 TEST_CASE("write_file_atomic replaces the whole content") {
-  auto dir = std::filesystem::temp_directory_path() / "smtlab-util-test";
-  std::filesystem::create_directories(dir);
+  auto dir = smtlab::test::scratch_dir("write-atomic");
   write_file_atomic(dir / "f", "old");
   write_file_atomic(dir / "f", "new content");
   CHECK(read_file(dir / "f") == "new content");

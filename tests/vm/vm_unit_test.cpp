@@ -541,7 +541,7 @@ TEST_CASE("console_tail returns the last lines", "[console]") {
 }
 
 TEST_CASE("read_console reads a bounded tail starting at a line", "[console]") {
-  auto file = std::filesystem::temp_directory_path() / "smtlab-vm-console-test.log";
+  auto file = smtlab::test::scratch_path("console.log");
   {
     std::ofstream out(file);
     for (int i = 0; i < 1000; ++i) out << "line " << i << "\n";
@@ -562,7 +562,6 @@ TEST_CASE("read_console reads a bounded tail starting at a line", "[console]") {
   CHECK(bounded == tail);
   CHECK(read_console_since(file, whole.size()).empty());
   CHECK(read_console_since(file, whole.size() + 50).empty());
-  std::filesystem::remove(file);
 }
 
 TEST_CASE("guest topology check: SMT pairs, nosmt, and mismatches", "[topology]") {
@@ -647,8 +646,7 @@ TEST_CASE("a hostile topology report costs bounded work and yields a bounded lis
 }
 
 TEST_CASE("FileFollower returns complete lines as the file grows, bounded", "[follow]") {
-  auto file = std::filesystem::temp_directory_path() / "smtlab-vm-follow-test";
-  std::filesystem::remove(file);
+  auto file = smtlab::test::scratch_path("follow");
   FileFollower f(file, 8);
   CHECK(f.poll().empty());  // not there yet
   std::ofstream out(file, std::ios::binary);
@@ -667,12 +665,10 @@ TEST_CASE("FileFollower returns complete lines as the file grows, bounded", "[fo
   REQUIRE(c.size() == 1);
   CHECK(c[0].text == "three");
   CHECK(f.bytes_read() == 4 + 4 + 21 + 5);
-  std::filesystem::remove(file);
 }
 
 TEST_CASE("ControlChannel writes go lines to the socket QEMU would listen on", "[control]") {
-  auto path = std::filesystem::temp_directory_path() / "smtlab-vm-ctl.sock";
-  std::filesystem::remove(path);
+  auto path = smtlab::test::scratch_path("ctl.sock");
   CHECK_THROWS_WITH(ControlChannel::connect(path, std::chrono::milliseconds(100)),
                     Catch::Contains("cannot connect"));
   int server = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -692,7 +688,6 @@ TEST_CASE("ControlChannel writes go lines to the socket QEMU would listen on", "
   CHECK(std::string(buf, n > 0 ? n : 0) == "go iteration-1\n");
   close(peer);
   close(server);
-  std::filesystem::remove(path);
 }
 
 TEST_CASE("host checks find QEMU and say which accelerator guests get", "[doctor]") {
