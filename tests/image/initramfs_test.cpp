@@ -1,5 +1,4 @@
 // The boot initramfs with a fake kernel (config + modules dir), so it runs in a second.
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>

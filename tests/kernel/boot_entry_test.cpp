@@ -1,7 +1,6 @@
 // The PVH boot entry: a bzImage's payload found from its header, unpacked with the real tool, and
 // kept only when the result is an ELF with a PVH entry note. Synthetic kernels: a boot header
 // around a compressed ELF that is made here.
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -85,10 +84,6 @@ std::string fake_bzimage(const fs::path& dir, const std::string& elf, const std:
   return img + payload + std::string(64, '\0');
 }
 
-struct TempDir {
-  fs::path path = smtlab::test::scratch_dir("boot-entry");
-};
-
 smtlab::kernel::KernelArtifact prepare(const fs::path& bzimage, smtlab::cache::Cache& cache) {
   smtlab::recipe::KernelSpec spec;
   spec.name = "fake";
@@ -101,24 +96,24 @@ smtlab::kernel::KernelArtifact prepare(const fs::path& bzimage, smtlab::cache::C
 }  // namespace
 
 TEST_CASE("the PVH note is found among an ELF's notes, and only there") {
-  TempDir d;
-  std::ofstream(d.path / "pvh", std::ios::binary) << fake_elf(18);
-  std::ofstream(d.path / "other-xen-note", std::ios::binary) << fake_elf(17);
-  std::ofstream(d.path / "text", std::ios::binary) << "just text, not ELF";
+  const fs::path d = smtlab::test::scratch_dir("boot-entry");
+  std::ofstream(d / "pvh", std::ios::binary) << fake_elf(18);
+  std::ofstream(d / "other-xen-note", std::ios::binary) << fake_elf(17);
+  std::ofstream(d / "text", std::ios::binary) << "just text, not ELF";
   std::string truncated = fake_elf(18).substr(0, 100);
-  std::ofstream(d.path / "truncated", std::ios::binary) << truncated;
-  CHECK(has_pvh_entry(d.path / "pvh"));
-  CHECK_FALSE(has_pvh_entry(d.path / "other-xen-note"));
-  CHECK_FALSE(has_pvh_entry(d.path / "text"));
-  CHECK_FALSE(has_pvh_entry(d.path / "truncated"));
-  CHECK_FALSE(has_pvh_entry(d.path / "absent"));
+  std::ofstream(d / "truncated", std::ios::binary) << truncated;
+  CHECK(has_pvh_entry(d / "pvh"));
+  CHECK_FALSE(has_pvh_entry(d / "other-xen-note"));
+  CHECK_FALSE(has_pvh_entry(d / "text"));
+  CHECK_FALSE(has_pvh_entry(d / "truncated"));
+  CHECK_FALSE(has_pvh_entry(d / "absent"));
 }
 
 TEST_CASE("a bzImage's payload: where it is, its format and its unpacked size") {
-  TempDir d;
+  const fs::path d = smtlab::test::scratch_dir("boot-entry");
   const std::string elf = fake_elf(18);
   SECTION("zstd, with the kernel's size trailer") {
-    const auto img = fake_bzimage(d.path, elf, {"zstd", "-q", "-c"}, true);
+    const auto img = fake_bzimage(d, elf, {"zstd", "-q", "-c"}, true);
     const auto p = bzimage_payload(img);
     CHECK(p.format == "zstd");
     CHECK(p.offset == 0x400 + 16);
@@ -129,7 +124,7 @@ TEST_CASE("a bzImage's payload: where it is, its format and its unpacked size") 
     CHECK(p.offset + p.length + 4 + 64 == img.size());
   }
   SECTION("gzip, whose own trailer ends with the size") {
-    const auto img = fake_bzimage(d.path, elf, {"gzip", "-n", "-c"}, false);
+    const auto img = fake_bzimage(d, elf, {"gzip", "-n", "-c"}, false);
     const auto p = bzimage_payload(img);
     CHECK(p.format == "gzip");
     CHECK(p.uncompressed == elf.size());
@@ -137,7 +132,7 @@ TEST_CASE("a bzImage's payload: where it is, its format and its unpacked size") 
   }
   SECTION("not a bzImage, an old boot protocol, an unknown payload") {
     CHECK_THROWS_WITH(bzimage_payload(std::string(0x1000, 'x')), Catch::Contains("no HdrS"));
-    auto img = fake_bzimage(d.path, elf, {"gzip", "-n", "-c"}, false);
+    auto img = fake_bzimage(d, elf, {"gzip", "-n", "-c"}, false);
     auto old = img;
     put(old, 0x206, 0x206, 2);
     CHECK_THROWS_WITH(bzimage_payload(old), Catch::Contains("older than 2.08"));
@@ -151,8 +146,8 @@ TEST_CASE("a bzImage's payload: where it is, its format and its unpacked size") 
 }
 
 TEST_CASE("a kernel with a PVH entry boots its cached vmlinux, others keep the bzImage and say why") {
-  TempDir d;
-  smtlab::cache::Cache cache(d.path / "cache");
+  const fs::path d = smtlab::test::scratch_dir("boot-entry");
+  smtlab::cache::Cache cache(d / "cache");
   const std::string elf = fake_elf(18);
   unsetenv("SMTLAB_BOOT_ENTRY");
 
@@ -163,8 +158,8 @@ TEST_CASE("a kernel with a PVH entry boots its cached vmlinux, others keep the b
            {"lz4", {"lz4", "-l", "-q", "-c"}, true},
            {"gzip", {"gzip", "-n", "-c"}, false}}) {
     INFO(name);
-    std::ofstream(d.path / ("bz-" + name), std::ios::binary) << fake_bzimage(d.path, elf, tool, trailer);
-    const auto k = prepare(d.path / ("bz-" + name), cache);
+    std::ofstream(d / ("bz-" + name), std::ios::binary) << fake_bzimage(d, elf, tool, trailer);
+    const auto k = prepare(d / ("bz-" + name), cache);
     CHECK(k.boot_entry == "pvh");
     CHECK(k.boot_entry_why.empty());
     CHECK(k.boot_image != k.vmlinuz);
@@ -172,31 +167,31 @@ TEST_CASE("a kernel with a PVH entry boots its cached vmlinux, others keep the b
     CHECK(smtlab::kernel::summary(k).find("PVH entry") != std::string::npos);
   }
   // The second time, a cache hit with the same file.
-  const auto first = prepare(d.path / "bz-zstd", cache);
-  CHECK(prepare(d.path / "bz-zstd", cache).boot_image == first.boot_image);
+  const auto first = prepare(d / "bz-zstd", cache);
+  CHECK(prepare(d / "bz-zstd", cache).boot_image == first.boot_image);
 
   // No PVH note: the bzImage, and why.
-  std::ofstream(d.path / "bz-nonote", std::ios::binary) << fake_bzimage(d.path, fake_elf(17), {"zstd", "-q", "-c"}, true);
-  auto plain = prepare(d.path / "bz-nonote", cache);
+  std::ofstream(d / "bz-nonote", std::ios::binary) << fake_bzimage(d, fake_elf(17), {"zstd", "-q", "-c"}, true);
+  auto plain = prepare(d / "bz-nonote", cache);
   CHECK(plain.boot_entry == "bzimage");
   CHECK(plain.boot_image == plain.vmlinuz);
   CHECK_THAT(plain.boot_entry_why, Catch::Contains("no PVH entry note"));
   CHECK(smtlab::kernel::summary(plain).find("bzImage entry") != std::string::npos);
 
   // A size trailer that does not match what unpacks: not booted as PVH.
-  auto lying = fake_bzimage(d.path, elf, {"zstd", "-q", "-c"}, true);
+  auto lying = fake_bzimage(d, elf, {"zstd", "-q", "-c"}, true);
   const auto p = bzimage_payload(lying);
   put(lying, p.offset + p.length, elf.size() + 1, 4);
-  std::ofstream(d.path / "bz-lying", std::ios::binary) << lying;
-  CHECK_THAT(prepare(d.path / "bz-lying", cache).boot_entry_why, Catch::Contains("its bzImage says"));
+  std::ofstream(d / "bz-lying", std::ios::binary) << lying;
+  CHECK_THAT(prepare(d / "bz-lying", cache).boot_entry_why, Catch::Contains("its bzImage says"));
 
   // SMTLAB_BOOT_ENTRY: bzimage forces the bzImage, pvh insists, anything else is an error.
   setenv("SMTLAB_BOOT_ENTRY", "bzimage", 1);
-  CHECK(prepare(d.path / "bz-zstd", cache).boot_entry == "bzimage");
+  CHECK(prepare(d / "bz-zstd", cache).boot_entry == "bzimage");
   setenv("SMTLAB_BOOT_ENTRY", "pvh", 1);
-  CHECK(prepare(d.path / "bz-zstd", cache).boot_entry == "pvh");
-  CHECK_THROWS_WITH(prepare(d.path / "bz-nonote", cache), Catch::Contains("cannot be booted through PVH"));
+  CHECK(prepare(d / "bz-zstd", cache).boot_entry == "pvh");
+  CHECK_THROWS_WITH(prepare(d / "bz-nonote", cache), Catch::Contains("cannot be booted through PVH"));
   setenv("SMTLAB_BOOT_ENTRY", "fast", 1);
-  CHECK_THROWS_WITH(prepare(d.path / "bz-zstd", cache), Catch::Contains("SMTLAB_BOOT_ENTRY=fast"));
+  CHECK_THROWS_WITH(prepare(d / "bz-zstd", cache), Catch::Contains("SMTLAB_BOOT_ENTRY=fast"));
   unsetenv("SMTLAB_BOOT_ENTRY");
 }

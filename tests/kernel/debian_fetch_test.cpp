@@ -1,5 +1,4 @@
 // Slow: uses the real apt (downloads a Debian cloud kernel, about 25-30 MB).
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>

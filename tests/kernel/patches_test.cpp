@@ -1,4 +1,3 @@
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>

@@ -1,5 +1,4 @@
 // Prebuilt (path) kernels, with a fake bzImage carrying a real x86 boot header.
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>

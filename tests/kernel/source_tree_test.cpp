@@ -1,6 +1,5 @@
 // Source kernels: what a git tree that cannot be resolved tells the user (no network needed: a
 // file:// URL that does not exist fails at once).
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <set>
 
 #include "plan/plan.hpp"
@@ -22,10 +21,6 @@ namespace {
 
 const fs::path kSource = smtlab::test::source_dir();
 const fs::path kGood = kSource / "tests/recipe/good";
-
-struct TempDir {
-  fs::path path = smtlab::test::scratch_dir("plan");
-};
 
 std::vector<std::string> ids(const Plan& p) {
   std::vector<std::string> out;
@@ -172,41 +167,41 @@ TEST_CASE("cell ids change when any parameter changes") {
 }
 
 TEST_CASE("cell ids follow the content of fragment and patch files") {
-  TempDir tmp;
-  fs::create_directories(tmp.path / "fragments");
-  fs::create_directories(tmp.path / "patches/q");
-  std::ofstream(tmp.path / "fragments/a.config") << "CONFIG_SCHED_CORE=y\n";
-  std::ofstream(tmp.path / "patches/q/1.patch") << "one\n";
-  std::ofstream(tmp.path / "r.yaml")
+  const fs::path tmp = smtlab::test::scratch_dir("plan");
+  fs::create_directories(tmp / "fragments");
+  fs::create_directories(tmp / "patches/q");
+  std::ofstream(tmp / "fragments/a.config") << "CONFIG_SCHED_CORE=y\n";
+  std::ofstream(tmp / "patches/q/1.patch") << "one\n";
+  std::ofstream(tmp / "r.yaml")
       << "kernels: {k: {source: source, tree: debian:linux-source-6.12, fragments: [a.config], patches: q}}\n"
          "image: {name: i}\nvariants: [{name: v}]\ntopologies: [{name: t, cpu: {vcpus: 2}}]\n"
          "benchmarks: [{kind: hackbench}]\n";
-  auto id = [&] { return make_plan(load_recipe(tmp.path / "r.yaml")).cells.at(0).id; };
+  auto id = [&] { return make_plan(load_recipe(tmp / "r.yaml")).cells.at(0).id; };
   const std::string first = id();
   CHECK(id() == first);
-  std::ofstream(tmp.path / "fragments/a.config") << "CONFIG_SCHED_CORE=n\n";
+  std::ofstream(tmp / "fragments/a.config") << "CONFIG_SCHED_CORE=n\n";
   const std::string second = id();
   CHECK(second != first);
-  std::ofstream(tmp.path / "patches/q/1.patch") << "two\n";
+  std::ofstream(tmp / "patches/q/1.patch") << "two\n";
   CHECK(id() != second);
 }
 
 TEST_CASE("a local kernel tree or modules directory is the same cell with or without a trailing slash") {
-  TempDir tmp;
-  fs::create_directories(tmp.path / "trees/linux-a");
-  fs::create_directories(tmp.path / "trees/linux-b");
-  fs::create_directories(tmp.path / "lib/modules/6.1.0");
-  std::ofstream(tmp.path / "vmlinuz") << "MZ";
+  const fs::path tmp = smtlab::test::scratch_dir("plan");
+  fs::create_directories(tmp / "trees/linux-a");
+  fs::create_directories(tmp / "trees/linux-b");
+  fs::create_directories(tmp / "lib/modules/6.1.0");
+  std::ofstream(tmp / "vmlinuz") << "MZ";
   auto id = [&](const std::string& kernel) {
-    std::ofstream(tmp.path / "r.yaml") << "kernels: {k: " + kernel + "}\n"
+    std::ofstream(tmp / "r.yaml") << "kernels: {k: " + kernel + "}\n"
                                           "image: {name: i}\nvariants: [{name: v}]\ntopologies: [{name: t, cpu: {vcpus: 2}}]\n"
                                           "benchmarks: [{kind: hackbench}]\n";
-    return make_plan(load_recipe(tmp.path / "r.yaml")).cells.at(0).id;
+    return make_plan(load_recipe(tmp / "r.yaml")).cells.at(0).id;
   };
   const std::string a = id("{source: source, tree: trees/linux-a}");
   CHECK(id("{source: source, tree: trees/linux-a/}") == a);
   CHECK(id("{source: source, tree: ./trees//linux-a/.}") == a);
-  CHECK(id("{source: source, tree: " + (tmp.path / "trees/linux-a/").string() + "}") == a);
+  CHECK(id("{source: source, tree: " + (tmp / "trees/linux-a/").string() + "}") == a);
   CHECK(id("{source: source, tree: trees/linux-b/}") != a);  // the tree's name is in the definition
   const std::string m = id("{source: path, bzimage: vmlinuz, modules: lib/modules/6.1.0}");
   CHECK(id("{source: path, bzimage: vmlinuz, modules: lib/modules/6.1.0/}") == m);

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "recipe/recipe_loader.hpp"
 #include "util/limits.hpp"
