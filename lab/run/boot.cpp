@@ -150,7 +150,7 @@ int boot_cell(const recipe::Recipe& recipe, const BootOptions& options) {
     boot_dir.keep();  // a boot that threw failed too: its consoles and streams say how far it got
     throw;
   }
-  for (const auto& n : outcome.notes) note(n);
+  for (size_t i = outcome.notes_said; i < outcome.notes.size(); ++i) note(outcome.notes[i]);
   // Each VM's ready time counts from the group's start (all domains are started together).
   for (size_t vm = 0; vm < outcome.ready_s.size(); ++vm)
     note(fmt::format("VM {} agent ready {:.2f} s after domain start", vm, outcome.ready_s[vm]));

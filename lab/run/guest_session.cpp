@@ -702,6 +702,7 @@ SessionOutcome with_boot_retries(const SessionConfig& config, const std::functio
     outcome = once();
   }
   outcome.notes.insert(outcome.notes.begin(), earlier.begin(), earlier.end());
+  outcome.notes_said = earlier.size();
   return outcome;
 }
 

@@ -97,6 +97,7 @@ struct SessionOutcome {
   double wall_s = 0;   // first domain start to the last teardown
   double bench_s = 0;  // first measured (or warm-up) iteration to the benchmark's "end"
   std::vector<std::string> notes;  // pinning decisions and the like
+  size_t notes_said = 0;  // how many notes, from the first, were printed as they happened
   // Kernel warnings and stalls on the consoles ("VM 0: kernel stall: <line>"): the cell still
   // counts, but its measurements were disturbed (e.g. the host starved the guest's vCPUs).
   std::vector<std::string> disturbances;

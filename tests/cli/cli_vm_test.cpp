@@ -191,6 +191,26 @@ TEST_CASE("a kernel that panics is a failed cell with the panic line, the run ex
   CHECK(qemu_processes("smtlab-a227fe4fbc08").empty());
 }
 
+TEST_CASE("boot: a kernel that panics on both boots says each panic once, exits 1 and keeps both consoles") {
+  auto r = run_smtlab({"boot", test_recipe("panic.yaml"), "--cell", "variant=no-init", "--", "true"});
+  INFO(r.err);
+  CHECK(r.status == 1);
+  // The first boot's panic is said as it happens, not again at the end; the second is the error.
+  const std::string first = "boot attempt 1 failed before the agent was ready: VM 0: kernel panic";
+  const auto at = r.err.find(first);
+  CHECK(at != std::string::npos);
+  CHECK(r.err.find(first, at + 1) == std::string::npos);
+  CHECK(r.err.find("smtlab: failed: VM 0: kernel panic") != std::string::npos);
+  CHECK(r.err.find("console tail:") != std::string::npos);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.err, m, std::regex(R"(console logs and streams kept in (\S+/boot/[0-9a-f]{12}-\d+)\n)")));
+  const std::filesystem::path kept = m[1].str();
+  CHECK(smtlab::read_file(kept / "console-vm0.log.attempt-1").find("Kernel panic") != std::string::npos);
+  CHECK(smtlab::read_file(kept / "console-vm0.log").find("Kernel panic") != std::string::npos);
+  std::filesystem::remove_all(kept);
+  CHECK(qemu_processes("smtlab-a227fe4fbc08").empty());
+}
+
 TEST_CASE("an interrupted run finished with --resume has the same cells, finished ones not redone") {
   auto dir = scratch_dir("resume") / "run";
   Background bg({"run", tiny(), "--cells", "topology=smt", "-o", dir.string()});
