@@ -53,4 +53,21 @@ std::string utf8_clean(std::string_view bytes, size_t max_bytes) {
   return out;
 }
 
+std::string printable_line(std::string_view line, size_t max_bytes) {
+  const std::string valid = utf8_clean(line, max_bytes);
+  std::string out;
+  out.reserve(valid.size());
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const auto c = static_cast<unsigned char>(valid[i]);
+    if (c == '\r') continue;
+    if (c == 0xc2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) < 0xa0) {
+      out += '?';  // U+0080-U+009F: C1 controls (CSI among them), two bytes in UTF-8
+      ++i;
+      continue;
+    }
+    out += (c < 0x20 && c != '\t') || c == 0x7f ? '?' : static_cast<char>(c);
+  }
+  return out;
+}
+
 }  // namespace smtlab

@@ -21,4 +21,9 @@ size_t utf8_invalid_at(std::string_view s);
 // Bounded: reads no more than max_bytes + 3 bytes of the input.
 std::string utf8_clean(std::string_view bytes, size_t max_bytes = std::string_view::npos);
 
+// A line of outside text as findings, tails and the terminal show it: utf8_clean's valid UTF-8
+// of at most `max_bytes` bytes, with control characters (C0 but tab, DEL and C1: terminal escape
+// sequences among them) replaced by '?' and carriage returns dropped.
+std::string printable_line(std::string_view line, size_t max_bytes = 512);
+
 }  // namespace smtlab

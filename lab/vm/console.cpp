@@ -11,27 +11,6 @@
 namespace smtlab::vm {
 namespace {
 
-// A guest's console line as findings and tails keep it: valid UTF-8 of at most `max` bytes (a
-// byte that is not part of a well-formed sequence becomes '?', and the cut never splits a
-// character: the manifest's JSON writer throws on invalid UTF-8), control characters (C0, DEL
-// and C1) replaced by '?', carriage returns dropped.
-std::string clean_line(std::string_view line, size_t max = 512) {
-  const std::string valid = utf8_clean(line, max);
-  std::string out;
-  out.reserve(valid.size());
-  for (size_t i = 0; i < valid.size(); ++i) {
-    const auto c = static_cast<unsigned char>(valid[i]);
-    if (c == '\r') continue;
-    if (c == 0xc2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) < 0xa0) {
-      out += '?';  // U+0080-U+009F: C1 controls (CSI among them), two bytes in UTF-8
-      ++i;
-      continue;
-    }
-    out += (c < 0x20 && c != '\t') || c == 0x7f ? '?' : static_cast<char>(c);
-  }
-  return out;
-}
-
 bool contains(std::string_view line, std::string_view what) {
   return line.find(what) != std::string_view::npos;
 }
@@ -96,7 +75,7 @@ std::vector<ConsoleFinding> scan_console(std::string_view text) {
       kind = ConsoleProblem::warning;
     else if (contains(line, "smtlab-init: error:"))
       kind = ConsoleProblem::init_error;
-    if (kind) out.push_back({*kind, number, clean_line(line)});
+    if (kind) out.push_back({*kind, number, printable_line(line)});
   });
   return out;
 }
@@ -163,7 +142,7 @@ std::string console_tail(std::string_view text, size_t lines) {
   while (true) {
     size_t nl = tail.find('\n', pos);
     if (pos > 0) out += '\n';
-    out += clean_line(tail.substr(pos, nl == std::string_view::npos ? tail.npos : nl - pos), 4096);
+    out += printable_line(tail.substr(pos, nl == std::string_view::npos ? tail.npos : nl - pos), 4096);
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
   }
@@ -215,7 +194,7 @@ std::optional<std::string> every_cpu_stuck(std::string_view text, int cpus, int 
     } else if (pending && ++lines_since <= 12) {
       static constexpr std::string_view rip = "RIP: 0010:";
       if (auto at = line.find(rip); at != std::string_view::npos) {
-        stuck[*pending].where = clean_line(line.substr(at + rip.size()), 80);
+        stuck[*pending].where = printable_line(line.substr(at + rip.size()), 80);
         pending.reset();
       }
     } else {

@@ -185,3 +185,15 @@ TEST_CASE("utf8_clean replaces what is not UTF-8 and cuts only between character
   CHECK(utf8_sequence_length("") == 0);
   CHECK(utf8_sequence_length("\xe2\x82\xac") == 3);
 }
+
+TEST_CASE("printable_line replaces control characters and escape sequences, drops carriage returns") {
+  CHECK(printable_line("elsp-2\tok") == "elsp-2\tok");
+  CHECK(printable_line("a\x1b[2Jb") == "a?[2Jb");  // ESC: a terminal escape sequence goes nowhere
+  CHECK(printable_line("a\xc2\x9b" "2Jb") == "a?2Jb");  // C1 CSI, as UTF-8
+  CHECK(printable_line("bell\x07 del\x7f") == "bell? del?");
+  CHECK(printable_line("line\r") == "line");
+  CHECK(printable_line("gr\xc3\xb6\xc3\x9f" "e") == "gr\xc3\xb6\xc3\x9f" "e");  // UTF-8 kept
+  CHECK(printable_line("bad \xff") == "bad ?");
+  CHECK(printable_line(std::string(600, 'x')).size() == 512);
+  CHECK(printable_line("abcdef", 3) == "abc");
+}
