@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "util/utf8.hpp"
+
 namespace smtlab::run {
 
 std::string clock_time(double seconds) {
@@ -12,13 +14,20 @@ std::string clock_time(double seconds) {
   return fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
-Progress::Progress(int cells, bool live) : cells_(cells), live_(live), run_start_(Clock::now()), last_draw_(run_start_) {}
+std::string sample_text(const std::string& metric, double value, const std::string& unit) {
+  std::string text = fmt::format("{} {:.2f}", printable_line(metric, 64), value);
+  if (!unit.empty() && unit != metric) text += " " + printable_line(unit, 32);
+  return text;
+}
+
+Progress::Progress(int cells, bool live, std::FILE* out)
+    : cells_(cells), live_(live), out_(out), run_start_(Clock::now()), last_draw_(run_start_) {}
 
 void Progress::start_cell(int k, const std::string& label) {
   std::lock_guard lock(mutex_);
   running_[k] = Running{label, "", Clock::now()};
-  if (live_) fmt::print(stderr, "\r\033[K");
-  if (!live_ || running_.size() > 1) fmt::print(stderr, "smtlab: cell {}/{} {}: starting\n", k, cells_, label);
+  if (live_) fmt::print(out_, "\r\033[K");
+  if (!live_ || running_.size() > 1) fmt::print(out_, "smtlab: cell {}/{} {}: starting\n", k, cells_, label);
   draw(true);
 }
 
@@ -26,7 +35,16 @@ void Progress::iteration(int k, const std::string& what) {
   std::lock_guard lock(mutex_);
   auto it = running_.find(k);
   if (it != running_.end()) it->second.iteration = what;
-  if (!live_) fmt::print(stderr, "smtlab: cell {}/{}: {}\n", k, cells_, what);
+  if (!live_) fmt::print(out_, "smtlab: cell {}/{}: {}\n", k, cells_, what);
+  draw(true);
+}
+
+void Progress::measured(int k, const std::string& what) {
+  std::lock_guard lock(mutex_);
+  auto it = running_.find(k);
+  const std::string iteration = it == running_.end() ? std::string() : it->second.iteration;
+  if (live_) fmt::print(out_, "\r\033[K");
+  fmt::print(out_, "smtlab: cell {}/{}: {}{}\n", k, cells_, iteration.empty() ? "" : iteration + ": ", what);
   draw(true);
 }
 
@@ -43,17 +61,17 @@ void Progress::end_cell(int k, const std::string& state, const std::string& deta
   std::string label = it == running_.end() ? std::string() : it->second.label;
   if (it != running_.end()) running_.erase(it);
   done_ += cells;
-  if (live_) fmt::print(stderr, "\r\033[K");
-  fmt::print(stderr, "smtlab: cell {}/{} {}: {} in {}{}\n", k, cells_, label, state, clock_time(secs),
+  if (live_) fmt::print(out_, "\r\033[K");
+  fmt::print(out_, "smtlab: cell {}/{} {}: {} in {}{}\n", k, cells_, label, state, clock_time(secs),
              detail.empty() ? "" : " (" + detail + ")");
   draw(true);
-  std::fflush(stderr);
+  std::fflush(out_);
 }
 
 void Progress::message(const std::string& text) {
   std::lock_guard lock(mutex_);
-  if (live_) fmt::print(stderr, "\r\033[K");
-  fmt::print(stderr, "smtlab: {}\n", text);
+  if (live_) fmt::print(out_, "\r\033[K");
+  fmt::print(out_, "smtlab: {}\n", text);
   draw(true);
 }
 
@@ -67,9 +85,9 @@ void Progress::draw(bool force) {
   std::string eta = done_ > 0 ? clock_time(elapsed / done_ * (cells_ - done_)) : "?";
   const auto& [k, first] = *running_.begin();
   std::string more = running_.size() > 1 ? fmt::format(" (+{} running)", running_.size() - 1) : "";
-  fmt::print(stderr, "\r\033[K[cell {}/{}] {}  {}{}  elapsed {}  ETA {}", k, cells_, first.label, first.iteration, more,
+  fmt::print(out_, "\r\033[K[cell {}/{}] {}  {}{}  elapsed {}  ETA {}", k, cells_, first.label, first.iteration, more,
              clock_time(elapsed), eta);
-  std::fflush(stderr);
+  std::fflush(out_);
 }
 
 }  // namespace smtlab::run

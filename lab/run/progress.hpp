@@ -3,6 +3,7 @@
 // lines otherwise (CI logs, pipes). Several boots may run at once (recipe parallel): each is
 // named by k, the 1-based plan position of its first cell. Thread-safe.
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
@@ -11,9 +12,11 @@ namespace smtlab::run {
 
 class Progress {
  public:
-  Progress(int cells, bool live);
+  Progress(int cells, bool live, std::FILE* out = stderr);
   void start_cell(int k, const std::string& label);
   void iteration(int k, const std::string& what);    // "-j4 iteration 2"
+  // What the iteration named last measured ("elsp-4 10.96 s"): a log line in both modes.
+  void measured(int k, const std::string& what);
   void tick();                                       // redraws the live line (throttled)
   // state: ok, FAILED, interrupted; `cells`: how many cells this finished (a shared boot's group).
   void end_cell(int k, const std::string& state, const std::string& detail, int cells = 1);
@@ -29,6 +32,7 @@ class Progress {
   std::mutex mutex_;
   int cells_;
   bool live_;
+  std::FILE* out_;
   int done_ = 0;
   std::map<int, Running> running_;
   Clock::time_point run_start_, last_draw_;
@@ -36,5 +40,9 @@ class Progress {
 
 // "1:02:03" / "4:05".
 std::string clock_time(double seconds);
+
+// A sample as the progress says it: "elsp-2 10.96 s", "msgs/s 3396.10" (no unit that repeats the
+// metric's name). The guest's strings are shortened and have their control characters replaced.
+std::string sample_text(const std::string& metric, double value, const std::string& unit);
 
 }  // namespace smtlab::run

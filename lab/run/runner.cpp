@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "cache/cache.hpp"
 #include "plan/schedule.hpp"
@@ -80,6 +81,7 @@ class ResultsObserver : public GuestObserver {
     rec["vm"] = vm;
     if (record.type == "sample") {
       batch_.sample(cell_, rec);
+      if (vm == 0) say_first_sample(job, rec);
     } else if (record.type == "monitor") {
       batch_.monitor(cell_, rec);
     } else {
@@ -106,11 +108,24 @@ class ResultsObserver : public GuestObserver {
   }
 
  private:
+  // An iteration's first sample is its headline (kernbench's elapsed time, chat's msgs/s): said
+  // with the iteration it ends.
+  void say_first_sample(int job, const nlohmann::json& rec) {
+    const auto& value = rec.contains("value") ? rec["value"] : nlohmann::json();
+    if (!value.is_number()) return;
+    std::tuple key{job, rec.value("iteration", -1), rec.value("warmup", false)};
+    if (key == last_said_) return;
+    last_said_ = key;
+    progress_.measured(k_, sample_text(rec.value("metric", std::string("?")), value.get<double>(),
+                                       rec.value("unit", std::string())));
+  }
+
   results::ResultsWriter& writer_;
   results::RecordBatch batch_;
   std::vector<std::string> cells_;
   Progress& progress_;
   int k_;  // the boot's position, for the progress line
+  std::tuple<int, int, bool> last_said_{-1, -1, false};  // job, iteration, warm-up
 };
 
 // The cell's host CPU account goes with its manifest entry; a host that other processes (or

@@ -1,12 +1,27 @@
 // The README's main command: the smoke recipe, every cell, to the comparison table.
 #include <catch2/catch.hpp>
 
+#include <regex>
 #include <set>
+#include <sstream>
 
 #include "cli_harness.hpp"
 #include "checkout.hpp"
 
 using namespace smtlab::test;
+
+namespace {
+
+// Whether a whole line of `text` matches `pattern`.
+bool has_line(const std::string& text, const std::string& pattern) {
+  const std::regex re(pattern);
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (std::regex_match(line, re)) return true;
+  return false;
+}
+
+}  // namespace
 
 TEST_CASE("smtlab run recipes/smoke.yaml: every cell ok, samples and monitors recorded, the table printed") {
   auto dir = scratch_dir("smoke") / "run";
@@ -46,6 +61,10 @@ TEST_CASE("smtlab run recipes/smoke.yaml: every cell ok, samples and monitors re
   }
   CHECK(jobs == std::multiset<std::string>{"kernbench:0", "kernbench:0", "kernbench:0", "kernbench:0",
                                            "kernbench:own boot", "chat:1", "chat:1", "chat:1", "chat:1"});
+  // While it runs, each measured iteration says its headline: kernbench's elapsed time, chat's
+  // throughput.
+  CHECK(has_line(r.err, R"(smtlab: cell [0-9]/9: -j2 iteration 1: elsp-2 [0-9]+\.[0-9]{2} s)"));
+  CHECK(has_line(r.err, R"(smtlab: cell [0-9]/9: iteration 1: msgs/s [0-9]+\.[0-9]{2})"));
   // mmtests' format: two-line headers, then rows such as "Amean     elsp-2   ...".
   CHECK(r.out.find("Amean     elsp-2") != std::string::npos);
   CHECK(r.out.find("Amean     elsp-4") != std::string::npos);
