@@ -35,12 +35,12 @@ class PrintingObserver : public GuestObserver {
       fmt::print(to, "{}{}\n", prefix, line);
       std::fflush(to);
     } else if (r.type == "hello") {
-      note(fmt::format("{}agent ready: kernel {}, guest uptime {:.1f} s", prefix, b.value("kernel", std::string("?")),
-                       b.value("uptime_s", 0.0)));
+      note(fmt::format("{}agent ready: kernel {}, guest uptime {:.1f} s", prefix,
+                       printable_line(b.value("kernel", std::string("?")), 128), b.value("uptime_s", 0.0)));
     } else if (r.type == "topology") {
       note(prefix + describe_topology(b));
     } else if (r.type == "error") {
-      note(fmt::format("{}guest error: {}", prefix, b.value("message", std::string())));
+      note(fmt::format("{}guest error: {}", prefix, printable_text(b.value("message", std::string()))));
     }
   }
   void on_problem(int vm, const protocol::Problem& p) override {
@@ -88,7 +88,7 @@ std::string describe_topology(const nlohmann::json& b) {
     for (const auto& c : *cpus) {
       const auto it = c.find("siblings");  // end() for a non-object too
       const std::string s =
-          it != c.end() && it->is_string() ? utf8_clean(it->get_ref<const std::string&>(), 64) : "?";
+          it != c.end() && it->is_string() ? printable_line(it->get_ref<const std::string&>(), 64) : "?";
       if (std::find(groups.begin(), groups.end(), s) != groups.end()) continue;
       if (groups.size() < kShown) groups.push_back(s);
       else more = true;

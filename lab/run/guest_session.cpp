@@ -18,6 +18,7 @@
 #include "util/files.hpp"
 #include "util/log.hpp"
 #include "util/sha256.hpp"
+#include "util/utf8.hpp"
 #include "vm/console.hpp"
 #include "vm/domain.hpp"
 #include "vm/guest_output.hpp"
@@ -333,7 +334,7 @@ SessionOutcome run_guests_once(vm::Connection& connection, const SessionConfig& 
           }
         }
       } else if (r.type == "error") {
-        st.last_error = b.value("message", std::string());
+        st.last_error = printable_text(b.value("message", std::string()));  // said on the terminal
         st.last_error_stalled = b.value("stalled", false);
         js.last_error = st.last_error;
         js.last_error_stalled = st.last_error_stalled;

@@ -70,4 +70,18 @@ std::string printable_line(std::string_view line, size_t max_bytes) {
   return out;
 }
 
+std::string printable_text(std::string_view text, size_t max_bytes) {
+  std::string out;
+  size_t pos = 0;
+  while (pos <= text.size() && out.size() < max_bytes) {
+    const size_t nl = text.find('\n', pos);
+    const std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
+    out += printable_line(line, max_bytes - out.size());
+    if (nl == std::string_view::npos || out.size() >= max_bytes) break;
+    out += '\n';
+    pos = nl + 1;
+  }
+  return out;
+}
+
 }  // namespace smtlab

@@ -26,4 +26,8 @@ std::string utf8_clean(std::string_view bytes, size_t max_bytes = std::string_vi
 // sequences among them) replaced by '?' and carriage returns dropped.
 std::string printable_line(std::string_view line, size_t max_bytes = 512);
 
+// Several lines of outside text (an error message with its hint): each line as printable_line
+// makes it, newlines kept, at most `max_bytes` bytes in all.
+std::string printable_text(std::string_view text, size_t max_bytes = 4096);
+
 }  // namespace smtlab

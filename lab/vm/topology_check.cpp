@@ -16,13 +16,8 @@ namespace {
 constexpr size_t kMaxCpuDifferences = 8;
 
 // A guest string quoted in a difference (which goes into the results manifest and onto the
-// terminal): valid UTF-8 of at most 64 bytes, cut between characters, control characters '?'.
-std::string guest_text(std::string_view text) {
-  std::string out = utf8_clean(text, 64);
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return out;
-}
+// terminal).
+std::string guest_text(std::string_view text) { return printable_line(text, 64); }
 
 }  // namespace
 

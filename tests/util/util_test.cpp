@@ -197,3 +197,12 @@ TEST_CASE("printable_line replaces control characters and escape sequences, drop
   CHECK(printable_line(std::string(600, 'x')).size() == 512);
   CHECK(printable_line("abcdef", 3) == "abc");
 }
+
+TEST_CASE("printable_text keeps an error's lines and cleans each, within its bound") {
+  CHECK(printable_text("cannot run x\n  hint: install it") == "cannot run x\n  hint: install it");
+  CHECK(printable_text("a\x1b]0;title\x07\nb\r\n") == "a?]0;title?\nb\n");
+  CHECK(printable_text("") == "");
+  CHECK(printable_text("\n\n") == "\n\n");
+  CHECK(printable_text("abc\ndef", 5) == "abc\nd");
+  CHECK(printable_text(std::string(10000, '\n')).size() == 4096);
+}
