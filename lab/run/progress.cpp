@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "util/log.hpp"
 #include "util/utf8.hpp"
 
 namespace smtlab::run {
@@ -21,7 +22,13 @@ std::string sample_text(const std::string& metric, double value, const std::stri
 }
 
 Progress::Progress(int cells, bool live, std::FILE* out)
-    : cells_(cells), live_(live), out_(out), run_start_(Clock::now()), last_draw_(run_start_) {}
+    : cells_(cells), live_(live), out_(out), run_start_(Clock::now()), last_draw_(run_start_) {
+  if (live_) set_note_sink([this](const std::string& text) { message(text); });
+}
+
+Progress::~Progress() {
+  if (live_) set_note_sink({});
+}
 
 void Progress::start_cell(int k, const std::string& label) {
   std::lock_guard lock(mutex_);

@@ -12,7 +12,12 @@ namespace smtlab::run {
 
 class Progress {
  public:
+  // A live Progress takes smtlab's notes (util/log.hpp) while it exists, and writes them above
+  // its line.
   Progress(int cells, bool live, std::FILE* out = stderr);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
   void start_cell(int k, const std::string& label);
   void iteration(int k, const std::string& what);    // "-j4 iteration 2"
   // What the iteration named last measured ("elsp-4 10.96 s"): a log line in both modes.

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <mutex>
 
 namespace smtlab {
 
@@ -17,9 +18,24 @@ void Steps::step(const std::string& message) {
   std::fflush(stderr);
 }
 
+namespace {
+std::mutex note_mutex;
+std::function<void(const std::string&)> note_sink;
+}  // namespace
+
 void note(const std::string& message) {
+  std::lock_guard lock(note_mutex);
+  if (note_sink) {
+    note_sink(message);
+    return;
+  }
   fmt::print(stderr, "smtlab: {}\n", message);
   std::fflush(stderr);
+}
+
+void set_note_sink(std::function<void(const std::string&)> sink) {
+  std::lock_guard lock(note_mutex);
+  note_sink = std::move(sink);
 }
 
 }  // namespace smtlab

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "run/progress.hpp"
+#include "util/log.hpp"
 
 using namespace smtlab::run;
 
@@ -70,4 +71,23 @@ TEST_CASE("progress on a terminal: the headline stays as a line above the live l
   const auto at = text.find(line);
   REQUIRE(at != std::string::npos);
   CHECK(text.find("\r\033[K[cell 2/2] eevdf smt chat  iteration 3", at + line.size()) != std::string::npos);
+}
+
+TEST_CASE("progress on a terminal: smtlab's notes go above the live line while it exists, not into it") {
+  Captured out;
+  {
+    Progress p(9, true, out.file());
+    p.start_cell(1, "cfs smt kernbench");
+    p.iteration(1, "-j2 iteration 1");
+    smtlab::note("boot attempt 1 failed before the agent was ready; booted again");
+    const std::string text = out.text();
+    const std::string line = "\r\033[Ksmtlab: boot attempt 1 failed before the agent was ready; booted again\n";
+    const auto at = text.find(line);
+    REQUIRE(at != std::string::npos);
+    CHECK(text.find("\r\033[K[cell 1/9] cfs smt kernbench  -j2 iteration 1", at + line.size()) != std::string::npos);
+  }
+  // Gone with it: notes are stderr's again.
+  const auto before = out.text().size();
+  smtlab::note("a note after the run");
+  CHECK(out.text().size() == before);
 }
