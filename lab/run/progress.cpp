@@ -60,7 +60,8 @@ void Progress::tick() {
   draw(false);
 }
 
-void Progress::end_cell(int k, const std::string& state, const std::string& detail, int cells) {
+void Progress::end_cell(int k, const std::string& state, const std::string& detail, int cells,
+                        const std::string& after) {
   std::lock_guard lock(mutex_);
   auto it = running_.find(k);
   auto now = Clock::now();
@@ -69,8 +70,8 @@ void Progress::end_cell(int k, const std::string& state, const std::string& deta
   if (it != running_.end()) running_.erase(it);
   done_ += cells;
   if (live_) fmt::print(out_, "\r\033[K");
-  fmt::print(out_, "smtlab: cell {}/{} {}: {} in {}{}\n", k, cells_, label, state, clock_time(secs),
-             detail.empty() ? "" : " (" + detail + ")");
+  fmt::print(out_, "smtlab: cell {}/{} {}: {} in {}{}\n{}", k, cells_, label, state, clock_time(secs),
+             detail.empty() ? "" : " (" + detail + ")", after);
   draw(true);
   std::fflush(out_);
 }

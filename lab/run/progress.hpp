@@ -23,8 +23,10 @@ class Progress {
   // What the iteration named last measured ("elsp-4 10.96 s"): a log line in both modes.
   void measured(int k, const std::string& what);
   void tick();                                       // redraws the live line (throttled)
-  // state: ok, FAILED, interrupted; `cells`: how many cells this finished (a shared boot's group).
-  void end_cell(int k, const std::string& state, const std::string& detail, int cells = 1);
+  // state: ok, FAILED, interrupted; `cells`: how many cells this finished (a shared boot's group);
+  // `after`: lines that go with the end line (each ending in a newline), written with it.
+  void end_cell(int k, const std::string& state, const std::string& detail, int cells = 1,
+                const std::string& after = {});
   void message(const std::string& text);             // a log line that does not break the live line
 
  private:

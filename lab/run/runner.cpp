@@ -129,14 +129,15 @@ class ResultsObserver : public GuestObserver {
 };
 
 // The cell's host CPU account goes with its manifest entry; a host that other processes (or
-// the hypervisor under it) took a share of is a disturbance of the cell, said on the terminal too.
-void record_host_cpu(nlohmann::json& extra, const std::optional<HostCpuShare>& share, const std::string& cell_id) {
-  if (!share) return;
+// the hypervisor under it) took a share of is a disturbance of the cell, said on the terminal too
+// (the line returned, for after the cell's end line).
+std::string record_host_cpu(nlohmann::json& extra, const std::optional<HostCpuShare>& share, const std::string& cell_id) {
+  if (!share) return {};
   extra["host_cpu"] = to_json(*share);
-  if (auto d = host_disturbance(*share)) {
-    extra["disturbances"].push_back(*d);
-    fmt::print(stderr, "  disturbed ({}): {}\n", cell_id, *d);
-  }
+  auto d = host_disturbance(*share);
+  if (!d) return {};
+  extra["disturbances"].push_back(*d);
+  return fmt::format("  disturbed ({}): {}\n", cell_id, *d);
 }
 
 // "agent ready after 3.2 s" for one VM; with several, when the last was ready (the cell waits for it).
@@ -370,16 +371,15 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                             {"disturbances", outcome.disturbances},
                             {"ran_alongside", others},
                             {"error", outcome.error}};
-    record_host_cpu(extra, outcome.host_cpu, cell.id);
+    std::string after = record_host_cpu(extra, outcome.host_cpu, cell.id);
     record_alongside(extra, others);
     if (!outcome.ok) extra["console_tail"] = outcome.console_tail;
     writer->set_cell_status(cell.id, outcome.ok ? "ok" : "failed", extra);
     (outcome.ok ? result.ok : result.failed)++;
     std::string detail = (outcome.ok ? ready_text(outcome.ready_s) : outcome.error) + alongside_text(others);
-    progress.end_cell(k, outcome.ok ? "ok" : "FAILED", detail, rerun_of ? 0 : 1);
-    for (const auto& d : outcome.disturbances) fmt::print(stderr, "  disturbed: {}\n", d);
-    if (!outcome.ok && !outcome.console_tail.empty())
-      fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
+    for (const auto& d : outcome.disturbances) after += fmt::format("  disturbed: {}\n", d);
+    if (!outcome.ok && !outcome.console_tail.empty()) after += fmt::format("  console tail:\n{}\n", outcome.console_tail);
+    progress.end_cell(k, outcome.ok ? "ok" : "FAILED", detail, rerun_of ? 0 : 1, after);
     return result;
   };
 
@@ -441,6 +441,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                                 {"disturbances", outcome.disturbances},
                                 {"ran_alongside", others}});
     BootResult result;
+    std::string host_lines;  // said after the boot's end line
     for (size_t j = 0; j < cells.size(); ++j) {
       const auto& c = outcome.cells[j];
       const auto& id = cells[j]->id;
@@ -463,7 +464,7 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
                               {"boot_group", {{"id", key}, {"cells", ids}, {"job", j}}}};
       // A cell's wall time in a shared boot is its own job's span; the boot is the group's.
       if (c.job_s >= 0) extra["wall_s"] = c.job_s;
-      record_host_cpu(extra, c.host_cpu, id);
+      host_lines += record_host_cpu(extra, c.host_cpu, id);
       record_alongside(extra, others);
       if (!c.ok) extra["console_tail"] = outcome.console_tail;
       writer->set_cell_status(id, c.ok ? "ok" : "failed", extra);
@@ -476,14 +477,16 @@ RunSummary run_recipe(const recipe::Recipe& recipe, const RunOptions& options) {
     }
     std::string detail = fmt::format("{} of {} cells ok, {}{}", result.ok, cells.size(), ready_text(outcome.ready_s),
                                      alongside_text(others));
-    progress.end_cell(k, result.failed ? "FAILED" : "ok", detail, static_cast<int>(cells.size()));
+    std::string after;
     for (size_t j = 0; j < cells.size(); ++j) {
       const auto& c = outcome.cells[j];
-      fmt::print(stderr, "  {} {}: {}{}\n", cells[j]->id, cells[j]->benchmark.name, c.ok ? "ok" : "FAILED",
-                 c.ok ? fmt::format(" (job {:.1f} s)", c.job_s) : ": " + c.error);
+      after += fmt::format("  {} {}: {}{}\n", cells[j]->id, cells[j]->benchmark.name, c.ok ? "ok" : "FAILED",
+                           c.ok ? fmt::format(" (job {:.1f} s)", c.job_s) : ": " + c.error);
     }
-    for (const auto& d : outcome.disturbances) fmt::print(stderr, "  disturbed: {}\n", d);
-    if (result.failed && !outcome.console_tail.empty()) fmt::print(stderr, "  console tail:\n{}\n", outcome.console_tail);
+    after += host_lines;
+    for (const auto& d : outcome.disturbances) after += fmt::format("  disturbed: {}\n", d);
+    if (result.failed && !outcome.console_tail.empty()) after += fmt::format("  console tail:\n{}\n", outcome.console_tail);
+    progress.end_cell(k, result.failed ? "FAILED" : "ok", detail, static_cast<int>(cells.size()), after);
     // A job that stalled under TCG: its cell runs once more, in a boot of its own.
     for (size_t j = 0; j < cells.size(); ++j) {
       const auto& c = outcome.cells[j];

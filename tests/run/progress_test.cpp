@@ -91,3 +91,15 @@ TEST_CASE("progress on a terminal: smtlab's notes go above the live line while i
   smtlab::note("a note after the run");
   CHECK(out.text().size() == before);
 }
+
+TEST_CASE("progress on a terminal: a cell's end line and the lines that go with it come together, then the live line") {
+  Captured out;
+  Progress p(9, true, out.file());
+  p.start_cell(1, "cfs smt kernbench");
+  p.start_cell(2, "eevdf nosmt chat");  // boots in parallel: the live line stays for cell 2
+  p.end_cell(1, "FAILED", "VM 0 reported failure", 1, "  disturbed: VM 0: kernel stall\n  console tail:\nlast line\n");
+  const std::string text = out.text();
+  const auto at = text.find("smtlab: cell 1/9 cfs smt kernbench: FAILED in 0:00 (VM 0 reported failure)\n"
+                            "  disturbed: VM 0: kernel stall\n  console tail:\nlast line\n\r\033[K[cell 2/9] eevdf nosmt chat");
+  CHECK(at != std::string::npos);
+}
