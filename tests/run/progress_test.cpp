@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
-#include <memory>
+#include <cstdlib>
 #include <string>
 
 #include "run/progress.hpp"
@@ -16,6 +16,8 @@ namespace {
 class Captured {
  public:
   Captured() : file_(open_memstream(&buffer_, &size_)) { REQUIRE(file_ != nullptr); }
+  Captured(const Captured&) = delete;
+  Captured& operator=(const Captured&) = delete;
   ~Captured() {
     if (file_) std::fclose(file_);
     std::free(buffer_);
